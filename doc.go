@@ -1,0 +1,55 @@
+// Package labelprinter is a client for the HTTP control service (API v3) of an industrial label
+// printer: labels, images, tables, print counters and history, and print control.
+//
+// # Quick start
+//
+//	c, err := labelprinter.NewClient("http://printer")
+//	if err != nil { ... }
+//	defer c.Close()
+//	counters, err := c.Printers.Counters(ctx, "line1")
+//
+// The Client has one sub-object per part of the contract: [Client.Labels], [Client.Images],
+// [Client.Tables] and [Client.Printers]. Every method takes a context first; the context bounds
+// the whole call, retries and waits included. Names of labels, images, tables and printers
+// become exactly one escaped path segment: "a/b" is sent as "a%2Fb". Empty names, "." and
+// "..", and names with control characters are refused before anything is sent.
+//
+// # What is decoded
+//
+// The documented responses are typed: [ImageInfo], [PrintCounters], [PrintHistory]. Bodies the
+// contract does not describe (labels, tables, the answers of print control, the status) are
+// returned as json.RawMessage, empty when the printer sent no body. Numbers decode whether the
+// printer writes 3, 3.0 or 3e0, and enum values the SDK does not know are kept.
+//
+// # Errors
+//
+// A response outside 2xx is an [*APIError] with the status, the request line, the printer's
+// message and at most 64 KiB of the body; errors.Is matches it against [ErrNotFound],
+// [ErrUnauthorized], [ErrForbidden], [ErrConflict], [ErrRateLimited] and [ErrServer]. Bad input
+// wraps [ErrInvalidArgument] and sends nothing. A failure without a response is a
+// [*TransportError]; when the request may have reached the printer it matches
+// [ErrOutcomeUnknown]. No error, and no log line, ever contains a credential.
+//
+// # Retries, and what is never retried
+//
+// GET, PUT, DELETE and abortPrint are retried on connection errors and on 408, 429, 500, 502,
+// 503 and 504: four attempts by default, with full-jitter exponential backoff, honouring
+// Retry-After up to a cap and never past the context's deadline (see [RetryPolicy]).
+// printJob and trigger are retried only when the connection could not be made: once the
+// request may have been written, a failure is returned, because a label printed twice costs
+// more than an error. No idempotency header is ever sent, since net/http would treat it as
+// permission to replay a POST. A POST, PUT or DELETE never follows a redirect, and a GET
+// follows one only to the same scheme, host and port.
+//
+// # Authentication and TLS
+//
+// The contract leaves authentication open; printers behind proxies take [WithBearerToken],
+// [WithBasicAuth] or [WithHeader]. [WithTLSConfig] adds a CA pool for self-signed printers or
+// client certificates. TLS verification is always on unless the caller's own config turns it
+// off.
+//
+// # Logging
+//
+// The SDK logs nothing unless given a logger with [WithLogger]; then requests and retries are
+// logged at debug level, without credentials.
+package labelprinter

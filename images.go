@@ -1,0 +1,204 @@
+package labelprinter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"os"
+	"strings"
+	"time"
+)
+
+// ImagesService manages the images labels refer to.
+type ImagesService service
+
+// ImageListOptions refines Images.List.
+type ImageListOptions struct {
+	// Details asks the printer to fill each entry with the image's details.
+	Details bool `url:"details,omitempty"`
+}
+
+// ImagePutOptions refines Images.Put and Images.PutFile.
+type ImagePutOptions struct {
+	// Intent is the render intent, sent as the intent query parameter.
+	Intent Intent `url:"intent,omitempty"`
+}
+
+// ImageUpload is the JSON form of an image upload: the image file's bytes (PNG, JPEG, TIFF or
+// NetPBM), which travel base64-encoded, and an optional render intent.
+type ImageUpload struct {
+	Data   []byte `json:"data"`
+	Intent Intent `json:"intent,omitempty"`
+}
+
+// imageContentTypes are the upload media types the contract lists.
+var imageContentTypes = map[string]bool{
+	"application/json": true, "image/jpeg": true, "image/png": true, "image/tiff": true,
+}
+
+// List returns every image, keyed by name; with Details set each entry carries the image's
+// details (GET /api/v3/images).
+func (s *ImagesService) List(ctx context.Context, opts *ImageListOptions) (map[string]json.RawMessage, error) {
+	const op = "Images.List"
+	q, err := encodeQuery(op, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.client.doDictionary(ctx, &operation{name: op, method: "GET", path: "/images", query: q})
+}
+
+// Info returns what the printer knows of the image called name, including its processing
+// state (GET /api/v3/images/{name}/info).
+func (s *ImagesService) Info(ctx context.Context, name string) (*ImageInfo, error) {
+	const op = "Images.Info"
+	esc, err := escapeName(op, "image", name)
+	if err != nil {
+		return nil, err
+	}
+	info := new(ImageInfo)
+	if err := s.client.doJSON(ctx, &operation{name: op, method: "GET", path: "/images/" + esc + "/info"}, "ImageInfo", info); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// Download streams the image called name into w and returns the content type the printer
+// sent (GET /api/v3/images/{name}). The image is never held in memory; a body cut short
+// returns an error, so a partial image is never mistaken for a whole one.
+func (s *ImagesService) Download(ctx context.Context, name string, w io.Writer) (string, error) {
+	const op = "Images.Download"
+	esc, err := escapeName(op, "image", name)
+	if err != nil {
+		return "", err
+	}
+	if w == nil {
+		return "", invalidArg(op, "writer is nil")
+	}
+	o := &operation{name: op, method: "GET", path: "/images/" + esc, accept: "*/*"}
+	resp, err := s.client.send(ctx, o)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return "", &TransportError{Method: o.method, Path: apiPrefix + o.path, Attempts: 1, MaybeSent: true, Err: fmt.Errorf("reading image: %w", err)}
+	}
+	return resp.Header.Get("Content-Type"), nil
+}
+
+// Put creates or replaces the image called name from body, streamed with the given content
+// type: application/json, image/jpeg, image/png or image/tiff (PUT /api/v3/images/{name}).
+// An io.Seeker body is rewound and sent whole again on a retry; any other body is never sent
+// twice once it has been read. Put does not close body.
+func (s *ImagesService) Put(ctx context.Context, name string, body io.Reader, contentType string, opts *ImagePutOptions) error {
+	const op = "Images.Put"
+	esc, err := escapeName(op, "image", name)
+	if err != nil {
+		return err
+	}
+	if body == nil {
+		return invalidArg(op, "body is nil")
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil || !imageContentTypes[mt] {
+		return invalidArg(op, "content type %q is not one of application/json, image/jpeg, image/png, image/tiff", contentType)
+	}
+	q, err := encodeQuery(op, opts)
+	if err != nil {
+		return err
+	}
+	sb, err := newStreamBody(body)
+	if err != nil {
+		return invalidArg(op, "preparing body: %v", err)
+	}
+	if sb.length == 0 {
+		return invalidArg(op, "body is empty")
+	}
+	return s.client.doNoContent(ctx, &operation{name: op, method: "PUT", path: "/images/" + esc, query: q, stream: sb, contentType: mt})
+}
+
+// PutFile uploads the image file at path as the image called name, with the content type read
+// from the file's first bytes (PNG, JPEG or TIFF). The file is streamed, and re-sent whole on a
+// retry.
+func (s *ImagesService) PutFile(ctx context.Context, name, path string, opts *ImagePutOptions) error {
+	const op = "Images.PutFile"
+	f, err := os.Open(path)
+	if err != nil {
+		return invalidArg(op, "%v", err)
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := f.ReadAt(head, 0)
+	ct := sniffImage(head[:n])
+	if ct == "" {
+		return invalidArg(op, "%s is not a PNG, JPEG or TIFF file (use PutJSON for NetPBM)", path)
+	}
+	return s.Put(ctx, name, f, ct, opts)
+}
+
+// sniffImage returns the media type of a PNG, JPEG or TIFF header, or "".
+func sniffImage(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(b, []byte{0xff, 0xd8, 0xff}):
+		return "image/jpeg"
+	case bytes.HasPrefix(b, []byte("II*\x00")), bytes.HasPrefix(b, []byte("MM\x00*")):
+		return "image/tiff"
+	}
+	return ""
+}
+
+// PutJSON creates or replaces the image called name with the JSON form of the upload,
+// {"data": base64, "intent": ...}, which also carries formats such as NetPBM.
+func (s *ImagesService) PutJSON(ctx context.Context, name string, img ImageUpload) error {
+	const op = "Images.PutJSON"
+	esc, err := escapeName(op, "image", name)
+	if err != nil {
+		return err
+	}
+	if len(img.Data) == 0 {
+		return invalidArg(op, "image data is empty")
+	}
+	body, err := jsonBody(op, img)
+	if err != nil {
+		return err
+	}
+	return s.client.doNoContent(ctx, &operation{name: op, method: "PUT", path: "/images/" + esc, body: body, contentType: mediaJSON})
+}
+
+// Delete deletes the image called name (DELETE /api/v3/images/{name}).
+func (s *ImagesService) Delete(ctx context.Context, name string) error {
+	const op = "Images.Delete"
+	esc, err := escapeName(op, "image", name)
+	if err != nil {
+		return err
+	}
+	return s.client.doNoContent(ctx, &operation{name: op, method: "DELETE", path: "/images/" + esc})
+}
+
+// WaitReady polls Info until the image called name is READY and returns its info. An image in
+// state ERROR returns its info and an error wrapping ErrImageFailed; the context bounds the wait.
+func (s *ImagesService) WaitReady(ctx context.Context, name string) (*ImageInfo, error) {
+	const maxInterval = 2 * time.Second
+	interval := s.client.pollInterval
+	for {
+		info, err := s.Info(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		switch info.State {
+		case ImageStateReady:
+			return info, nil
+		case ImageStateError:
+			return info, fmt.Errorf("%w: image %q is in state %s", ErrImageFailed, name, strings.ToUpper(string(info.State)))
+		}
+		if err := s.client.sleep(ctx, interval); err != nil {
+			return nil, err
+		}
+		interval = min(interval*2, maxInterval)
+	}
+}

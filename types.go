@@ -1,0 +1,200 @@
+package labelprinter
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+)
+
+// ImageState is the processing state of an image on the printer. Values the SDK does not know
+// are kept as they came.
+type ImageState string
+
+// The image states of the contract.
+const (
+	ImageStateProcessing ImageState = "PROCESSING"
+	ImageStateReady      ImageState = "READY"
+	ImageStateError      ImageState = "ERROR"
+)
+
+// Alpha says how an image stores its alpha channel.
+type Alpha string
+
+// The alpha modes of the contract.
+const (
+	AlphaNone          Alpha = "NONE"
+	AlphaStraight      Alpha = "STRAIGHT"
+	AlphaPremultiplied Alpha = "PREMULTIPLIED"
+)
+
+// ColorSpace is an image's color space; "" when the printer does not report one.
+type ColorSpace string
+
+// The color spaces of the contract.
+const (
+	ColorSpaceGray ColorSpace = "GRAY"
+	ColorSpaceRGB  ColorSpace = "RGB"
+	ColorSpaceCMYK ColorSpace = "CMYK"
+)
+
+// Intent is an image's render intent. The maker documents the six constants below; any other
+// string is sent and received unchanged.
+type Intent string
+
+// The render intents on the maker's image page.
+const (
+	IntentRaw                  Intent = "RAW"
+	IntentSpotColor            Intent = "SPOT_COLOR"
+	IntentPerceptual           Intent = "PERCEPTUAL"
+	IntentRelativeColorimetric Intent = "RELATIVE_COLORIMETRIC"
+	IntentSaturation           Intent = "SATURATION"
+	IntentAbsoluteColorimetric Intent = "ABSOLUTE_COLORIMETRIC"
+)
+
+// ImageInfo is what the printer reports about a stored image (GET /api/v3/images/{name}/info).
+type ImageInfo struct {
+	FileSize int64       `json:"fileSize"`
+	Width    int64       `json:"width"`
+	Height   int64       `json:"height"`
+	WidthMM  float64     `json:"width_mm"`
+	HeightMM float64     `json:"height_mm"`
+	Format   ImageFormat `json:"format"`
+	Intent   Intent      `json:"intent,omitempty"`
+	State    ImageState  `json:"state"`
+	UID      string      `json:"uid"`
+}
+
+// UnmarshalJSON accepts every JSON form of the documented numbers (3, 3.0, 3e0).
+func (i *ImageInfo) UnmarshalJSON(b []byte) error {
+	var w struct {
+		FileSize wireInt     `json:"fileSize"`
+		Width    wireInt     `json:"width"`
+		Height   wireInt     `json:"height"`
+		WidthMM  float64     `json:"width_mm"`
+		HeightMM float64     `json:"height_mm"`
+		Format   ImageFormat `json:"format"`
+		Intent   Intent      `json:"intent"`
+		State    ImageState  `json:"state"`
+		UID      string      `json:"uid"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*i = ImageInfo{
+		FileSize: int64(w.FileSize), Width: int64(w.Width), Height: int64(w.Height),
+		WidthMM: w.WidthMM, HeightMM: w.HeightMM, Format: w.Format,
+		Intent: w.Intent, State: w.State, UID: w.UID,
+	}
+	return nil
+}
+
+// ImageFormat describes an image's pixel layout.
+type ImageFormat struct {
+	Alpha          Alpha      `json:"alpha"`
+	BitsPerChannel int64      `json:"bitsPerChannel"`
+	Channels       int64      `json:"channels"`
+	ColorSpace     ColorSpace `json:"colorSpace,omitempty"`
+}
+
+// UnmarshalJSON accepts every JSON form of the documented numbers (3, 3.0, 3e0).
+func (f *ImageFormat) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Alpha          Alpha      `json:"alpha"`
+		BitsPerChannel wireInt    `json:"bitsPerChannel"`
+		Channels       wireInt    `json:"channels"`
+		ColorSpace     ColorSpace `json:"colorSpace"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*f = ImageFormat{Alpha: w.Alpha, BitsPerChannel: int64(w.BitsPerChannel), Channels: int64(w.Channels), ColorSpace: w.ColorSpace}
+	return nil
+}
+
+// PrintCounters are a printer's running totals (GET .../printCounters).
+type PrintCounters struct {
+	Triggers       int64 `json:"triggers"`
+	TriggerBounces int64 `json:"triggerBounces"`
+	PrintedLabels  int64 `json:"printedLabels"`
+}
+
+// UnmarshalJSON accepts every JSON form of the documented numbers (3, 3.0, 3e0).
+func (p *PrintCounters) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Triggers       wireInt `json:"triggers"`
+		TriggerBounces wireInt `json:"triggerBounces"`
+		PrintedLabels  wireInt `json:"printedLabels"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*p = PrintCounters{Triggers: int64(w.Triggers), TriggerBounces: int64(w.TriggerBounces), PrintedLabels: int64(w.PrintedLabels)}
+	return nil
+}
+
+// wireInt decodes a JSON number the contract documents as "number" into an int64, whether it
+// is written 3, 3.0 or 3e0. A fraction or a value outside int64 is an error, never a silent
+// truncation.
+type wireInt int64
+
+func (n *wireInt) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	v, err := parseInt(b)
+	if err != nil {
+		return err
+	}
+	*n = wireInt(v)
+	return nil
+}
+
+var errNotInteger = errors.New("number is not an integer")
+
+// parseInt parses one JSON number literal as an int64 (see wireInt).
+func parseInt(b []byte) (int64, error) {
+	if len(b) == 0 {
+		return 0, errNotInteger
+	}
+	// Fast path for plain integers, which is what printers send.
+	neg := b[0] == '-'
+	digits := b
+	if neg {
+		digits = b[1:]
+	}
+	if len(digits) > 0 && len(digits) <= 18 {
+		var v int64
+		ok := true
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				ok = false
+				break
+			}
+			v = v*10 + int64(c-'0')
+		}
+		if ok && (len(digits) == 1 || digits[0] != '0') {
+			if neg {
+				v = -v
+			}
+			return v, nil
+		}
+	}
+	if v, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+		return v, nil
+	}
+	if !json.Valid(b) || b[0] == '"' || b[0] == '[' || b[0] == '{' || b[0] == 't' || b[0] == 'f' || b[0] == 'n' {
+		return 0, errors.New("invalid number " + strconv.Quote(string(b)))
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, errors.New("number " + strconv.Quote(string(b)) + " is out of range")
+	}
+	if f != math.Trunc(f) {
+		return 0, errors.New("number " + strconv.Quote(string(b)) + " is not an integer")
+	}
+	if f >= 0x1p63 || f < -0x1p63 {
+		return 0, errors.New("number " + strconv.Quote(string(b)) + " is out of range")
+	}
+	return int64(f), nil
+}
