@@ -1,0 +1,87 @@
+package examples_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// goTool finds the go command that runs this test, so the examples build with the same toolchain.
+func goTool(t *testing.T) string {
+	t.Helper()
+	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+		return p
+	}
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the examples with")
+	}
+	return p
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// TestExamples builds every example and runs it against the simulator it starts itself, as a
+// reader would with "go run ./examples/NAME".
+func TestExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	bin := t.TempDir()
+	build := exec.Command(goTool(t), "build", "-o", bin+string(os.PathSeparator), "./...")
+	build.Env = append(os.Environ(), "GOFLAGS=-mod=readonly")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/...: %v\n%s", err, out)
+	}
+
+	cases := []struct {
+		name string
+		args []string
+		// interrupt, when set, sends Ctrl-C after this long (for examples that run until stopped).
+		interrupt time.Duration
+		want      []string
+	}{
+		{name: "quickstart", want: []string{
+			"uploaded image quickstart-logo", "image is READY", "stored label", "stored table",
+			"simulation for S12-342C", "selected the print job", "trigger 1:", "trigger 2:",
+			"counters:", "labels printed", "history:", "deselected every job", "deleted the table", "done",
+		}},
+		{name: "print-from-table", args: []string{"-sku", "S12-500A"}, want: []string{"selected S12-500A", "printed labels: 1"}},
+		{name: "upload-image", want: []string{"example-logo: READY, 120x40 px", "intent PERCEPTUAL"}},
+		{name: "history", args: []string{"-resolution", "HOURS"}, want: []string{"    7 #######"}},
+		{name: "watch-counters", args: []string{"-every", "200ms"}, interrupt: 1500 * time.Millisecond, want: []string{"triggers=", "printed=", "stopped"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, tc.name), tc.args...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.interrupt > 0 {
+				time.AfterFunc(tc.interrupt, func() { _ = cmd.Process.Signal(os.Interrupt) })
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", tc.name, err, stdout.String(), stderr.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("%s output lacks %q:\n%s", tc.name, w, stdout.String())
+				}
+			}
+		})
+	}
+}

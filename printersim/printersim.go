@@ -1,0 +1,721 @@
+// Package printersim is an in-memory label printer that speaks the whole v3 HTTP control
+// contract, plus GET /api/v3/status and the single-printer POST /api/v3/printJob from the
+// maker's pages. It lets examples run with no printer, lets integrators test their plant code
+// against a printer that can be made to fail on purpose, and lets the SDK's tests run end to
+// end over real sockets.
+//
+// It has its own wire types and does not import the SDK, so it checks the SDK instead of
+// mirroring it.
+//
+//	srv, err := printersim.Start(printersim.WithPrinters("line1", "line2"))
+//	defer srv.Close()
+//	c, err := labelprinter.NewClient(srv.URL)
+//
+// # Rules where the contract is silent
+//
+//   - Errors are JSON bodies {"message": "..."} with the status a careful server would use:
+//     400 bad input, 401 missing or wrong bearer token, 404 unknown label, image, table,
+//     printer or row, 405 wrong method, 409 trigger with nothing selected, 413 body over the
+//     cap, 415 image content type outside the four the contract lists.
+//   - PUT of a label, image or table answers 204 with no body; so does DELETE (404 when unknown).
+//   - Labels and tables must be JSON objects. List operations answer a JSON object keyed by
+//     name whose values are {} (images with details=1 or true: the image info).
+//   - A table is {"columns": ["SKU", ...], "rows": [["S12-342C", ...], ...]}; cells are
+//     strings, numbers or booleans, and every row has one cell per column.
+//   - Dynamic text: in a simulation with tableName, keyColumn and key, and when a job prints
+//     a table row, every "{{Column}}" inside a string of the label is replaced with the row's
+//     cell. The simulation answers the label object with the text filled in.
+//   - Images: raw PNG, JPEG and TIFF bodies, or the JSON form {"data": base64, "intent": ...}
+//     holding PNG, JPEG, TIFF or NetPBM. The body's intent wins over the intent query. Width
+//     and height in millimetres assume 300 dpi. An image is PROCESSING for the configured
+//     delay, then READY, or ERROR when its data could not be decoded (the PUT itself succeeds,
+//     as a printer that processes asynchronously would). GET answers the stored bytes with
+//     their content type (the decoded bytes for the JSON form).
+//   - printJob: an empty body deselects every job. Otherwise a label must be named (labelName,
+//     labelColumn or labelData); labelColumn, keyColumn, key, firstRow, rowCount,
+//     copiesColumn and printedColumn need tableName; keyColumn and key go together; counts
+//     cannot be negative; attributes of the wrong JSON type are a 400, unknown ones are
+//     ignored. tableName with keyColumn/key selects one row; tableName without a key selects
+//     rows firstRow up to firstRow+rowCount (all remaining rows when rowCount is absent). When
+//     both labelColumn and labelName are given, the row's labelColumn cell wins and labelName
+//     is the fallback for an empty cell. queue true appends the job; otherwise it replaces
+//     the queue. The answer is 200 {"printer", "label", "queueLength"}.
+//   - trigger prints one label of the job at the head of the queue: triggers and
+//     printedLabels grow by one and a print event is recorded. copies (or the row's
+//     copiesColumn cell) is the number of labels per row, 0 meaning unlimited for a one-row
+//     job and one per row for a row range; a finished job leaves the queue, and printedColumn
+//     cells grow by one per label. With nothing selected a trigger counts in triggers and
+//     triggerBounces and answers 409.
+//   - abortPrint clears the current job and the queue; it is idempotent (200 with the number
+//     of jobs removed).
+//   - History buckets the print events of the printer by MINUTES, HOURS, DAYS (default) or
+//     WEEKS, aligned in UTC (weeks start on Monday), within [start, end] given in Unix
+//     seconds, and answers only non-empty buckets in time order.
+//   - GET /api/v3/status answers the maker's Status object for the first printer, with a
+//     "printers" list of every printer name added.
+package printersim
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Clock gives the simulator its time, so tests can drive image processing and history.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// Option configures a Simulator.
+type Option func(*config)
+
+type config struct {
+	printers []string
+	token    string
+	delay    time.Duration
+	clock    Clock
+	maxBody  int64
+}
+
+// WithPrinters names the printers (default one printer, "printer1"). The single-printer paths
+// address the first one.
+func WithPrinters(names ...string) Option {
+	return func(c *config) {
+		if len(names) > 0 {
+			c.printers = slices.Clone(names)
+		}
+	}
+}
+
+// WithToken makes every request require "Authorization: Bearer <token>".
+func WithToken(token string) Option { return func(c *config) { c.token = token } }
+
+// WithProcessingDelay sets how long an uploaded image stays PROCESSING (default 50 ms).
+func WithProcessingDelay(d time.Duration) Option { return func(c *config) { c.delay = max(d, 0) } }
+
+// WithClock replaces the wall clock used for image processing and print events.
+func WithClock(clock Clock) Option {
+	return func(c *config) {
+		if clock != nil {
+			c.clock = clock
+		}
+	}
+}
+
+// WithMaxBodyBytes caps request bodies (default 64 MiB); a larger body is answered 413.
+func WithMaxBodyBytes(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxBody = n
+		}
+	}
+}
+
+// Simulator is an in-memory printer. It is an http.Handler, safe for concurrent requests, and
+// its methods let a test inspect its state and inject faults.
+type Simulator struct {
+	cfg config
+	mux *http.ServeMux
+
+	mu       sync.Mutex
+	labels   map[string]json.RawMessage
+	tables   map[string]*table
+	images   map[string]*storedImage
+	printers map[string]*printer
+	nextUID  int
+	faults   []*faultRule
+	counts   map[string]int
+	total    int
+}
+
+// New returns a Simulator with the given options.
+func New(opts ...Option) *Simulator {
+	cfg := config{printers: []string{"printer1"}, delay: 50 * time.Millisecond, clock: systemClock{}, maxBody: 64 << 20}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	s := &Simulator{
+		cfg:      cfg,
+		mux:      http.NewServeMux(),
+		labels:   map[string]json.RawMessage{},
+		tables:   map[string]*table{},
+		images:   map[string]*storedImage{},
+		printers: map[string]*printer{},
+		counts:   map[string]int{},
+	}
+	for _, name := range cfg.printers {
+		s.printers[name] = &printer{name: name}
+	}
+	s.routes()
+	return s
+}
+
+func (s *Simulator) routes() {
+	const p = "/api/v3"
+	h := map[string]http.HandlerFunc{
+		"GET " + p + "/labels":                        s.listLabels,
+		"GET " + p + "/labels/{name}":                 s.getLabel,
+		"PUT " + p + "/labels/{name}":                 s.putLabel,
+		"DELETE " + p + "/labels/{name}":              s.deleteLabel,
+		"GET " + p + "/labels/{name}/simulation":      s.simulate,
+		"GET " + p + "/images":                        s.listImages,
+		"GET " + p + "/images/{name}":                 s.getImage,
+		"GET " + p + "/images/{name}/info":            s.imageInfo,
+		"PUT " + p + "/images/{name}":                 s.putImage,
+		"DELETE " + p + "/images/{name}":              s.deleteImage,
+		"GET " + p + "/tables":                        s.listTables,
+		"GET " + p + "/tables/{name}":                 s.getTable,
+		"PUT " + p + "/tables/{name}":                 s.putTable,
+		"DELETE " + p + "/tables/{name}":              s.deleteTable,
+		"GET " + p + "/printers/{name}/printCounters": s.counters,
+		"GET " + p + "/printCounters":                 s.counters,
+		"GET " + p + "/printers/{name}/printHistory":  s.history,
+		"GET " + p + "/printHistory":                  s.history,
+		"POST " + p + "/printers/{name}/printJob":     s.printJob,
+		"POST " + p + "/printJob":                     s.printJob,
+		"POST " + p + "/printers/{name}/abortPrint":   s.abortPrint,
+		"POST " + p + "/printers/{name}/trigger":      s.trigger,
+		"GET " + p + "/status":                        s.status,
+	}
+	for pattern, fn := range h {
+		s.mux.HandleFunc(pattern, fn)
+	}
+}
+
+// ServeHTTP counts the request, applies any fault injected for its route, checks the token
+// and the body cap, and serves it.
+func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, pattern := s.mux.Handler(r)
+	key := pattern
+	if key == "" {
+		key = r.Method + " " + r.URL.EscapedPath()
+	}
+	s.mu.Lock()
+	s.counts[key]++
+	s.total++
+	f := s.takeFault(key)
+	s.mu.Unlock()
+
+	if s.cfg.token != "" && !s.authorized(r) {
+		writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.maxBody)
+	if f != nil && s.applyFault(w, r, pattern, f) {
+		return
+	}
+	s.serve(w, r, pattern)
+}
+
+func (s *Simulator) serve(w http.ResponseWriter, r *http.Request, pattern string) {
+	if pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	// The mux answers unmatched requests in plain text; capture its status (404 or 405, with
+	// Allow) and answer in JSON like every other error.
+	rec := &captureWriter{header: http.Header{}}
+	s.mux.ServeHTTP(rec, r)
+	if allow := rec.header.Get("Allow"); allow != "" {
+		w.Header().Set("Allow", allow)
+	}
+	code := rec.status
+	if code == 0 || code == http.StatusOK {
+		code = http.StatusNotFound
+	}
+	writeError(w, code, http.StatusText(code)+": "+r.Method+" "+r.URL.EscapedPath())
+}
+
+func (s *Simulator) authorized(r *http.Request) bool {
+	want := "Bearer " + s.cfg.token
+	got := r.Header.Get("Authorization")
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// Requests returns how many requests reached the simulator for route with method, faults
+// included; route is the contract's path pattern, such as "/api/v3/printers/{name}/printJob".
+func (s *Simulator) Requests(method, route string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[method+" "+route]
+}
+
+// TotalRequests returns how many requests reached the simulator.
+func (s *Simulator) TotalRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
+}
+
+// Counters returns a printer's counters, and false for an unknown printer.
+func (s *Simulator) Counters(printerName string) (Counters, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.printers[printerName]
+	if !ok {
+		return Counters{}, false
+	}
+	return p.counters, true
+}
+
+// QueueLength returns the number of jobs selected on a printer.
+func (s *Simulator) QueueLength(printerName string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.printers[printerName]; ok {
+		return len(p.queue)
+	}
+	return 0
+}
+
+// PrintEvents returns the times at which a printer printed a label, oldest first.
+func (s *Simulator) PrintEvents(printerName string) []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p, ok := s.printers[printerName]; ok {
+		return slices.Clone(p.events)
+	}
+	return nil
+}
+
+// Label returns a stored label, and false when there is none.
+func (s *Simulator) Label(name string) (json.RawMessage, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.labels[name]
+	return slices.Clone(l), ok
+}
+
+// LabelNames returns the stored label names, sorted.
+func (s *Simulator) LabelNames() []string { return s.names(func() []string { return keys(s.labels) }) }
+
+// TableNames returns the stored table names, sorted.
+func (s *Simulator) TableNames() []string { return s.names(func() []string { return keys(s.tables) }) }
+
+// ImageNames returns the stored image names, sorted.
+func (s *Simulator) ImageNames() []string { return s.names(func() []string { return keys(s.images) }) }
+
+func (s *Simulator) names(f func() []string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return f()
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Counters are a printer's running totals, as the printCounters endpoint reports them.
+type Counters struct {
+	Triggers       int64 `json:"triggers"`
+	TriggerBounces int64 `json:"triggerBounces"`
+	PrintedLabels  int64 `json:"printedLabels"`
+}
+
+type errorBody struct {
+	Message string `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, errorBody{Message: msg})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"message":"encoding response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}
+
+// readBody reads a request body under the cap, answering 413 or 400 itself on failure.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", mbe.Limit))
+		} else {
+			writeError(w, http.StatusBadRequest, "reading body: "+err.Error())
+		}
+		return nil, false
+	}
+	return b, true
+}
+
+// readJSONObject reads a body that must be a JSON object (labels, tables).
+func readJSONObject(w http.ResponseWriter, r *http.Request) (json.RawMessage, bool) {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+		writeError(w, http.StatusUnsupportedMediaType, "content type must be application/json")
+		return nil, false
+	}
+	b, ok := readBody(w, r)
+	if !ok {
+		return nil, false
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
+		writeError(w, http.StatusBadRequest, "body must be a JSON object")
+		return nil, false
+	}
+	return json.RawMessage(b), true
+}
+
+// --- labels ---
+
+func (s *Simulator) listLabels(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	out := make(map[string]struct{}, len(s.labels))
+	for k := range s.labels {
+		out[k] = struct{}{}
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Simulator) getLabel(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.mu.Lock()
+	l, ok := s.labels[name]
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "no label "+strconv.Quote(name))
+		return
+	}
+	writeRaw(w, l)
+}
+
+func writeRaw(w http.ResponseWriter, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
+}
+
+func (s *Simulator) putLabel(w http.ResponseWriter, r *http.Request) {
+	body, ok := readJSONObject(w, r)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	s.labels[r.PathValue("name")] = body
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Simulator) deleteLabel(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.mu.Lock()
+	_, ok := s.labels[name]
+	delete(s.labels, name)
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "no label "+strconv.Quote(name))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Simulator) simulate(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	q := r.URL.Query()
+	tableName, keyColumn, key := q.Get("tableName"), q.Get("keyColumn"), q.Get("key")
+	set := 0
+	for _, k := range []string{"tableName", "keyColumn", "key"} {
+		if q.Has(k) {
+			set++
+		}
+	}
+	if set != 0 && set != 3 {
+		writeError(w, http.StatusBadRequest, "tableName, keyColumn and key go together")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	label, ok := s.labels[name]
+	if !ok {
+		writeError(w, http.StatusNotFound, "no label "+strconv.Quote(name))
+		return
+	}
+	if set == 0 {
+		writeRaw(w, label)
+		return
+	}
+	t, ok := s.tables[tableName]
+	if !ok {
+		writeError(w, http.StatusNotFound, "no table "+strconv.Quote(tableName))
+		return
+	}
+	col := t.column(keyColumn)
+	if col < 0 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("table %q has no column %q", tableName, keyColumn))
+		return
+	}
+	row := t.find(col, key)
+	if row < 0 {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no row with %s=%q in table %q", keyColumn, key, tableName))
+		return
+	}
+	writeRaw(w, fillLabel(label, t, row))
+}
+
+// fillLabel replaces every "{{Column}}" inside the label's strings with the row's cells.
+func fillLabel(label json.RawMessage, t *table, row int) json.RawMessage {
+	var v any
+	if json.Unmarshal(label, &v) != nil {
+		return label
+	}
+	pairs := make([]string, 0, 2*len(t.Columns))
+	for i, c := range t.Columns {
+		pairs = append(pairs, "{{"+c+"}}", t.cell(row, i))
+	}
+	repl := strings.NewReplacer(pairs...)
+	var walk func(any) any
+	walk = func(x any) any {
+		switch x := x.(type) {
+		case string:
+			return repl.Replace(x)
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			for k := range x {
+				x[k] = walk(x[k])
+			}
+		}
+		return x
+	}
+	out, err := json.Marshal(walk(v))
+	if err != nil {
+		return label
+	}
+	return out
+}
+
+// --- tables ---
+
+type table struct {
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+}
+
+func (t *table) column(name string) int { return slices.Index(t.Columns, name) }
+
+func (t *table) cell(row, col int) string {
+	switch v := t.Rows[row][col].(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
+
+func (t *table) find(col int, key string) int {
+	for i := range t.Rows {
+		if t.cell(i, col) == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func parseTable(b []byte) (*table, error) {
+	var t table
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&t); err != nil {
+		return nil, fmt.Errorf("table must be {\"columns\": [...], \"rows\": [[...], ...]}: %v", err)
+	}
+	if len(t.Columns) == 0 {
+		return nil, errors.New("table has no columns")
+	}
+	for i, row := range t.Rows {
+		if len(row) != len(t.Columns) {
+			return nil, fmt.Errorf("row %d has %d cells for %d columns", i, len(row), len(t.Columns))
+		}
+		for j, c := range row {
+			switch c.(type) {
+			case string, json.Number, bool, nil:
+			default:
+				return nil, fmt.Errorf("row %d, column %q: cells are strings, numbers or booleans", i, t.Columns[j])
+			}
+		}
+	}
+	return &t, nil
+}
+
+func (s *Simulator) listTables(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	out := make(map[string]struct{}, len(s.tables))
+	for k := range s.tables {
+		out[k] = struct{}{}
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Simulator) getTable(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.mu.Lock()
+	t, ok := s.tables[name]
+	var b []byte
+	if ok {
+		b, _ = json.Marshal(t)
+	}
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "no table "+strconv.Quote(name))
+		return
+	}
+	writeRaw(w, b)
+}
+
+func (s *Simulator) putTable(w http.ResponseWriter, r *http.Request) {
+	body, ok := readJSONObject(w, r)
+	if !ok {
+		return
+	}
+	t, err := parseTable(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.mu.Lock()
+	s.tables[r.PathValue("name")] = t
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Simulator) deleteTable(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	s.mu.Lock()
+	_, ok := s.tables[name]
+	delete(s.tables, name)
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "no table "+strconv.Quote(name))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// --- status ---
+
+type inkStatus struct {
+	State     string   `json:"state"`
+	RagStatus string   `json:"ragStatus"`
+	Level     string   `json:"level"`
+	Errors    []string `json:"errors"`
+	Warnings  []string `json:"warnings"`
+}
+
+type statusBody struct {
+	State     string      `json:"state"`
+	RagStatus string      `json:"ragStatus"`
+	Errors    []string    `json:"errors"`
+	Ink       []inkStatus `json:"ink"`
+	Printers  []string    `json:"printers"`
+}
+
+func (s *Simulator) status(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, statusBody{
+		State: "STARTED", RagStatus: "GREEN", Errors: []string{},
+		Ink:      []inkStatus{{State: "STARTED", RagStatus: "GREEN", Level: "OK", Errors: []string{}, Warnings: []string{}}},
+		Printers: slices.Clone(s.cfg.printers),
+	})
+}
+
+// captureWriter records what the mux answers to an unmatched request.
+type captureWriter struct {
+	header http.Header
+	status int
+}
+
+func (c *captureWriter) Header() http.Header { return c.header }
+func (c *captureWriter) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+}
+func (c *captureWriter) Write(b []byte) (int, error) {
+	c.WriteHeader(http.StatusOK)
+	return len(b), nil
+}
+
+// --- serving ---
+
+// Server is a Simulator served on a loopback port, in the spirit of net/http/httptest.
+type Server struct {
+	// URL is the base URL of the printer, such as "http://127.0.0.1:41234".
+	URL string
+	// Sim is the simulator behind the server, for inspection and fault injection.
+	Sim *Simulator
+
+	srv  *http.Server
+	done chan struct{}
+}
+
+// Start serves a new Simulator on 127.0.0.1 at a free port.
+func Start(opts ...Option) (*Server, error) {
+	return Listen("127.0.0.1:0", opts...)
+}
+
+// Listen serves a new Simulator on addr, such as "127.0.0.1:8631".
+func Listen(addr string, opts ...Option) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	sim := New(opts...)
+	return Serve(ln, sim), nil
+}
+
+// Serve serves sim on ln until Close; each wrap, when given, wraps the simulator's handler
+// (for request logging).
+func Serve(ln net.Listener, sim *Simulator, wrap ...func(http.Handler) http.Handler) *Server {
+	var h http.Handler = sim
+	for _, wr := range wrap {
+		h = wr(h)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	s := &Server{URL: "http://" + ln.Addr().String(), Sim: sim, srv: srv, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		_ = srv.Serve(ln)
+	}()
+	return s
+}
+
+// Close stops the server and closes every connection, leaving no goroutine behind.
+func (s *Server) Close() {
+	_ = s.srv.Close()
+	<-s.done
+}

@@ -1,0 +1,402 @@
+package printersim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+)
+
+type printer struct {
+	name     string
+	queue    []*job
+	counters Counters
+	events   []time.Time
+}
+
+// job is a selected print job. A job without a table prints its label; a table job walks rows.
+type job struct {
+	labelName     string
+	labelColumn   string
+	labelData     json.RawMessage
+	table         string
+	rows          []int
+	rowPos        int
+	copies        int
+	copiesColumn  string
+	printedColumn string
+	printedInRow  int
+}
+
+// jobRequest is the print-job object on the wire; pointers tell absent from zero, and wrong
+// JSON types fail the decode.
+type jobRequest struct {
+	LabelName         *string         `json:"labelName"`
+	LabelColumn       *string         `json:"labelColumn"`
+	LabelData         json.RawMessage `json:"labelData"`
+	TableName         *string         `json:"tableName"`
+	KeyColumn         *string         `json:"keyColumn"`
+	Key               *string         `json:"key"`
+	Copies            *float64        `json:"copies"`
+	CopiesColumn      *string         `json:"copiesColumn"`
+	Queue             *bool           `json:"queue"`
+	Freeze            *bool           `json:"freeze"`
+	FirstRow          *float64        `json:"firstRow"`
+	RowCount          *float64        `json:"rowCount"`
+	PrintedColumn     *string         `json:"printedColumn"`
+	PrintDelay        *float64        `json:"printDelay"`
+	AutoPrintGap      *float64        `json:"autoPrintGap"`
+	AutoPrintInterval *float64        `json:"autoPrintInterval"`
+	Checkpoint        *bool           `json:"checkpoint"`
+	Description       *string         `json:"description"`
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// count reads an optional non-negative integer attribute.
+func count(name string, p *float64) (int, error) {
+	if p == nil {
+		return 0, nil
+	}
+	v := *p
+	if v < 0 || v != math.Trunc(v) || v > math.MaxInt32 {
+		return 0, fmt.Errorf("%s must be a non-negative integer", name)
+	}
+	return int(v), nil
+}
+
+// printerFor returns the printer a request addresses: its {name}, or the first printer on the
+// single-printer paths. It answers 404 itself.
+func (s *Simulator) printerFor(w http.ResponseWriter, r *http.Request) *printer {
+	name := r.PathValue("name")
+	if name == "" {
+		name = s.cfg.printers[0]
+	}
+	p, ok := s.printers[name]
+	if !ok {
+		writeError(w, http.StatusNotFound, "no printer "+strconv.Quote(name))
+		return nil
+	}
+	return p
+}
+
+type jobAnswer struct {
+	Printer     string `json:"printer"`
+	Label       string `json:"label,omitempty"`
+	QueueLength int    `json:"queueLength"`
+}
+
+func (s *Simulator) printJob(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.printerFor(w, r)
+	if p == nil {
+		return
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		p.queue = nil
+		writeJSON(w, http.StatusOK, jobAnswer{Printer: p.name})
+		return
+	}
+	var req jobRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "print job: "+err.Error())
+		return
+	}
+	j, label, code, err := s.newJob(&req)
+	if err != nil {
+		writeError(w, code, "print job: "+err.Error())
+		return
+	}
+	if req.Queue != nil && *req.Queue {
+		p.queue = append(p.queue, j)
+	} else {
+		p.queue = []*job{j}
+	}
+	writeJSON(w, http.StatusOK, jobAnswer{Printer: p.name, Label: label, QueueLength: len(p.queue)})
+}
+
+// newJob validates a print job against the stored labels and tables; it returns the job, the
+// label of its first print, and the status to answer on error.
+func (s *Simulator) newJob(req *jobRequest) (*job, string, int, error) {
+	bad := func(format string, args ...any) (*job, string, int, error) {
+		return nil, "", http.StatusBadRequest, fmt.Errorf(format, args...)
+	}
+	missing := func(format string, args ...any) (*job, string, int, error) {
+		return nil, "", http.StatusNotFound, fmt.Errorf(format, args...)
+	}
+	j := &job{
+		labelName: str(req.LabelName), labelColumn: str(req.LabelColumn), table: str(req.TableName),
+		copiesColumn: str(req.CopiesColumn), printedColumn: str(req.PrintedColumn),
+	}
+	if len(req.LabelData) > 0 && !bytes.Equal(bytes.TrimSpace(req.LabelData), []byte("null")) {
+		j.labelData = req.LabelData
+	}
+	if j.labelName == "" && j.labelColumn == "" && j.labelData == nil {
+		return bad("name the label with labelName, labelColumn or labelData")
+	}
+	copies, err := count("copies", req.Copies)
+	if err != nil {
+		return bad("%v", err)
+	}
+	firstRow, err := count("firstRow", req.FirstRow)
+	if err != nil {
+		return bad("%v", err)
+	}
+	rowCount, err := count("rowCount", req.RowCount)
+	if err != nil {
+		return bad("%v", err)
+	}
+	j.copies = copies
+	if j.table == "" {
+		for name, set := range map[string]bool{
+			"labelColumn": j.labelColumn != "", "keyColumn": req.KeyColumn != nil, "key": req.Key != nil,
+			"firstRow": req.FirstRow != nil, "rowCount": req.RowCount != nil,
+			"copiesColumn": j.copiesColumn != "", "printedColumn": j.printedColumn != "",
+		} {
+			if set {
+				return bad("%s needs tableName", name)
+			}
+		}
+		if j.labelData == nil {
+			if _, ok := s.labels[j.labelName]; !ok {
+				return missing("no label %q", j.labelName)
+			}
+		}
+		return j, j.labelName, 0, nil
+	}
+	if (req.KeyColumn == nil) != (req.Key == nil) {
+		return bad("keyColumn and key go together")
+	}
+	t, ok := s.tables[j.table]
+	if !ok {
+		return missing("no table %q", j.table)
+	}
+	for _, c := range []string{j.labelColumn, j.copiesColumn, j.printedColumn, str(req.KeyColumn)} {
+		if c != "" && t.column(c) < 0 {
+			return bad("table %q has no column %q", j.table, c)
+		}
+	}
+	if req.KeyColumn != nil {
+		row := t.find(t.column(*req.KeyColumn), *req.Key)
+		if row < 0 {
+			return missing("no row with %s=%q in table %q", *req.KeyColumn, *req.Key, j.table)
+		}
+		j.rows = []int{row}
+	} else {
+		if firstRow >= len(t.Rows) {
+			return missing("table %q has no row %d", j.table, firstRow)
+		}
+		end := len(t.Rows)
+		if req.RowCount != nil {
+			end = min(end, firstRow+rowCount)
+		}
+		for i := firstRow; i < end; i++ {
+			j.rows = append(j.rows, i)
+		}
+		if len(j.rows) == 0 {
+			return bad("rowCount selects no row")
+		}
+	}
+	label, err := s.labelFor(j, t)
+	if err != nil {
+		return missing("%v", err)
+	}
+	return j, label, 0, nil
+}
+
+// labelFor resolves the label a table job prints for its current row.
+func (s *Simulator) labelFor(j *job, t *table) (string, error) {
+	name := j.labelName
+	if j.labelColumn != "" {
+		if cell := t.cell(j.rows[j.rowPos], t.column(j.labelColumn)); cell != "" {
+			name = cell
+		}
+	}
+	if j.labelData != nil && name == "" {
+		return "", nil
+	}
+	if _, ok := s.labels[name]; !ok {
+		return "", fmt.Errorf("no label %q", name)
+	}
+	return name, nil
+}
+
+type triggerAnswer struct {
+	Printer     string `json:"printer"`
+	Label       string `json:"label,omitempty"`
+	Printed     int    `json:"printed"`
+	QueueLength int    `json:"queueLength"`
+}
+
+func (s *Simulator) trigger(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.printerFor(w, r)
+	if p == nil {
+		return
+	}
+	p.counters.Triggers++
+	if len(p.queue) == 0 {
+		p.counters.TriggerBounces++
+		writeError(w, http.StatusConflict, "no job selected on "+p.name)
+		return
+	}
+	j := p.queue[0]
+	label := j.labelName
+	limit := j.copies
+	var t *table
+	if j.table != "" {
+		t = s.tables[j.table]
+		if t == nil || j.rows[j.rowPos] >= len(t.Rows) {
+			p.queue = p.queue[1:]
+			p.counters.TriggerBounces++
+			writeError(w, http.StatusConflict, "the job's table changed; job dropped")
+			return
+		}
+		var err error
+		if label, err = s.labelFor(j, t); err != nil {
+			p.queue = p.queue[1:]
+			p.counters.TriggerBounces++
+			writeError(w, http.StatusConflict, err.Error()+"; job dropped")
+			return
+		}
+		row := j.rows[j.rowPos]
+		if j.copiesColumn != "" {
+			if n, err := strconv.Atoi(t.cell(row, t.column(j.copiesColumn))); err == nil && n >= 0 {
+				limit = n
+			}
+		}
+		if j.printedColumn != "" {
+			col := t.column(j.printedColumn)
+			n, _ := strconv.Atoi(t.cell(row, col))
+			t.Rows[row][col] = json.Number(strconv.Itoa(n + 1))
+		}
+	}
+	p.counters.PrintedLabels++
+	p.events = append(p.events, s.cfg.clock.Now())
+	j.printedInRow++
+	rowDone := limit > 0 && j.printedInRow >= limit || limit == 0 && len(j.rows) > 1
+	if rowDone {
+		j.printedInRow = 0
+		j.rowPos++
+		if len(j.rows) <= 1 || j.rowPos >= len(j.rows) {
+			p.queue = p.queue[1:]
+		}
+	}
+	writeJSON(w, http.StatusOK, triggerAnswer{Printer: p.name, Label: label, Printed: 1, QueueLength: len(p.queue)})
+}
+
+func (s *Simulator) abortPrint(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.printerFor(w, r)
+	if p == nil {
+		return
+	}
+	n := len(p.queue)
+	p.queue = nil
+	writeJSON(w, http.StatusOK, map[string]any{"printer": p.name, "aborted": n})
+}
+
+func (s *Simulator) counters(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.printerFor(w, r); p != nil {
+		writeJSON(w, http.StatusOK, p.counters)
+	}
+}
+
+type historyBody struct {
+	Time  []int64 `json:"time"`
+	Count []int64 `json:"count"`
+}
+
+// bucketStart aligns a Unix time to its bucket in UTC; weeks start on Monday.
+func bucketStart(resolution string, u int64) (int64, bool) {
+	floor := func(u, size, offset int64) int64 {
+		d := u - offset
+		q := d / size
+		if d%size < 0 {
+			q--
+		}
+		return q*size + offset
+	}
+	switch resolution {
+	case "MINUTES":
+		return floor(u, 60, 0), true
+	case "HOURS":
+		return floor(u, 3600, 0), true
+	case "", "DAYS":
+		return floor(u, 86400, 0), true
+	case "WEEKS":
+		// 1970-01-05, the first Monday after the epoch.
+		return floor(u, 7*86400, 4*86400), true
+	}
+	return 0, false
+}
+
+func (s *Simulator) history(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	resolution := q.Get("resolution")
+	if _, ok := bucketStart(resolution, 0); !ok {
+		writeError(w, http.StatusBadRequest, "resolution must be MINUTES, HOURS, DAYS or WEEKS")
+		return
+	}
+	start, end := int64(math.MinInt64), int64(math.MaxInt64)
+	for _, b := range []struct {
+		name string
+		dst  *int64
+	}{{"start", &start}, {"end", &end}} {
+		if v := q.Get(b.name); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, b.name+" must be Unix seconds")
+				return
+			}
+			*b.dst = n
+		}
+	}
+	if end < start {
+		writeError(w, http.StatusBadRequest, "end is before start")
+		return
+	}
+	s.mu.Lock()
+	p := s.printerFor(w, r)
+	if p == nil {
+		s.mu.Unlock()
+		return
+	}
+	buckets := map[int64]int64{}
+	for _, e := range p.events {
+		u := e.Unix()
+		if u < start || u > end {
+			continue
+		}
+		b, _ := bucketStart(resolution, u)
+		buckets[b]++
+	}
+	s.mu.Unlock()
+	out := historyBody{Time: make([]int64, 0, len(buckets)), Count: make([]int64, 0, len(buckets))}
+	for b := range buckets {
+		out.Time = append(out.Time, b)
+	}
+	sort.Slice(out.Time, func(i, k int) bool { return out.Time[i] < out.Time[k] })
+	for _, b := range out.Time {
+		out.Count = append(out.Count, buckets[b])
+	}
+	writeJSON(w, http.StatusOK, out)
+}
