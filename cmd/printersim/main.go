@@ -1,0 +1,120 @@
+// Command printersim serves a simulated label printer that speaks the v3 HTTP control
+// contract, for pointing your own code, curl or a browser at a printer that is not there.
+//
+//	go run ./cmd/printersim -addr 127.0.0.1:8631 -printers line1,line2
+//	curl http://127.0.0.1:8631/api/v3/printers/line1/printCounters
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/labelprinter/go-labelprinter/printersim"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run serves until ctx ends and returns the exit code: 0 after a clean stop, 2 for bad flags,
+// 1 when the address cannot be served.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("printersim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8631", "address to listen on")
+	printers := fs.String("printers", "printer1", "comma-separated printer names; the first answers the single-printer paths")
+	token := fs.String("token", "", "bearer token every request must carry (empty: none)")
+	delay := fs.Duration("delay", 200*time.Millisecond, "how long an uploaded image stays PROCESSING")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	names := splitNames(*printers)
+	if len(names) == 0 {
+		fmt.Fprintln(stderr, "printersim: -printers names no printer")
+		return 2
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "printersim:", err)
+		return 1
+	}
+	opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(*delay)}
+	if *token != "" {
+		opts = append(opts, printersim.WithToken(*token))
+	}
+	srv := printersim.Serve(ln, printersim.New(opts...), func(h http.Handler) http.Handler { return logRequests(h, stderr) })
+	fmt.Fprintf(stdout, "printersim: serving printers %s at %s\n", strings.Join(names, ", "), srv.URL)
+	<-ctx.Done()
+	srv.Close()
+	fmt.Fprintln(stdout, "printersim: stopped")
+	return 0
+}
+
+func splitNames(s string) []string {
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// statusWriter remembers the status a handler answered, for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection for injected resets.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack passes through so injected connection resets still work behind the log.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+// logRequests writes one line per request: method, path, status, duration. Headers, and so
+// credentials, are never logged.
+func logRequests(h http.Handler, out io.Writer) http.Handler {
+	var mu sync.Mutex
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, "%s %s %s %d %s\n", start.Format("15:04:05.000"), r.Method, r.URL.RequestURI(), status, time.Since(start).Round(time.Microsecond))
+	})
+}
