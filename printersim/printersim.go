@@ -679,8 +679,9 @@ type Server struct {
 	// Sim is the simulator behind the server, for inspection and fault injection.
 	Sim *Simulator
 
-	srv  *http.Server
-	done chan struct{}
+	srv   *http.Server
+	done  chan struct{}
+	conns sync.WaitGroup
 }
 
 // Start serves a new Simulator on 127.0.0.1 at a free port.
@@ -707,6 +708,16 @@ func Serve(ln net.Listener, sim *Simulator, wrap ...func(http.Handler) http.Hand
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	s := &Server{URL: "http://" + ln.Addr().String(), Sim: sim, srv: srv, done: make(chan struct{})}
+	// http.Server.Close does not wait for connection goroutines (one that closes after an
+	// error lingers to avoid a reset); counting them lets Close wait until none is left.
+	srv.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			s.conns.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			s.conns.Done()
+		}
+	}
 	go func() {
 		defer close(s.done)
 		_ = srv.Serve(ln)
@@ -718,4 +729,5 @@ func Serve(ln net.Listener, sim *Simulator, wrap ...func(http.Handler) http.Hand
 func (s *Server) Close() {
 	_ = s.srv.Close()
 	<-s.done
+	s.conns.Wait()
 }
