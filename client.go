@@ -510,7 +510,8 @@ func parseBaseURL(raw string) (string, error) {
 	if !strings.HasSuffix(path, apiPrefix) {
 		path += apiPrefix
 	}
-	return u.Scheme + "://" + u.Host + path, nil
+	// URL.String re-escapes the host, which keeps an IPv6 zone ("%25eth0") parsable.
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String() + path, nil
 }
 
 // escapeName checks a label, image, table or printer name and returns it escaped as exactly one

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"reflect"
 	"strconv"
 )
 
@@ -183,18 +184,29 @@ func parseInt(b []byte) (int64, error) {
 	if v, err := strconv.ParseInt(string(b), 10, 64); err == nil {
 		return v, nil
 	}
-	if !json.Valid(b) || b[0] == '"' || b[0] == '[' || b[0] == '{' || b[0] == 't' || b[0] == 'f' || b[0] == 'n' {
+	if !json.Valid(b) {
 		return 0, errors.New("invalid number " + strconv.Quote(string(b)))
 	}
+	switch b[0] {
+	case '"':
+		return 0, typeError("string")
+	case '[':
+		return 0, typeError("array")
+	case '{':
+		return 0, typeError("object")
+	case 't', 'f':
+		return 0, typeError("bool")
+	case 'n':
+		return 0, typeError("null")
+	}
 	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, errors.New("number " + strconv.Quote(string(b)) + " is out of range")
-	}
-	if f != math.Trunc(f) {
-		return 0, errors.New("number " + strconv.Quote(string(b)) + " is not an integer")
-	}
-	if f >= 0x1p63 || f < -0x1p63 {
-		return 0, errors.New("number " + strconv.Quote(string(b)) + " is out of range")
+	if err != nil || f != math.Trunc(f) || f >= 0x1p63 || f < -0x1p63 {
+		return 0, typeError("number " + string(b))
 	}
 	return int64(f), nil
+}
+
+// typeError reports a JSON value that is not an int64; encoding/json adds the field's name.
+func typeError(value string) error {
+	return &json.UnmarshalTypeError{Value: value, Type: reflect.TypeFor[int64]()}
 }
