@@ -903,6 +903,11 @@ func retryableError(class retryClass, err error) bool {
 	if errors.As(err, &dnse) && dnse.IsNotFound {
 		return false
 	}
+	// A TLS alert from the printer (it refused our certificate) will not change on a retry.
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "remote error" {
+		return false
+	}
 	if class == printOnce {
 		return isDialError(err)
 	}

@@ -1,0 +1,630 @@
+package labelprinter
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// rtServer is an httptest server that counts requests and answers through a handler.
+type rtServer struct {
+	*httptest.Server
+	hits atomic.Int64
+}
+
+func rtStart(t *testing.T, h func(n int64, w http.ResponseWriter, r *http.Request)) *rtServer {
+	t.Helper()
+	s := &rtServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h(s.hits.Add(1), w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// rtClient returns a Client for url whose waits are recorded instead of slept.
+func rtClient(t *testing.T, url string, opts ...Option) (*Client, *[]time.Duration) {
+	t.Helper()
+	c, err := NewClient(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	waits := &[]time.Duration{}
+	c.sleep = func(ctx context.Context, d time.Duration) error {
+		mu.Lock()
+		*waits = append(*waits, d)
+		mu.Unlock()
+		return ctx.Err()
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, waits
+}
+
+// rtReset drops the connection with a TCP RST, after the handler read the request.
+func rtReset(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(err)
+	}
+	_ = conn.(*net.TCPConn).SetLinger(0)
+	_ = conn.Close()
+}
+
+// rtOps are the operations grouped by retry class, each sending one request.
+var rtIdempotent = map[string]func(context.Context, *Client) error{
+	"Labels.Get":      func(ctx context.Context, c *Client) error { _, err := c.Labels.Get(ctx, "L"); return err },
+	"Labels.List":     func(ctx context.Context, c *Client) error { _, err := c.Labels.List(ctx); return err },
+	"Labels.Put":      func(ctx context.Context, c *Client) error { return c.Labels.Put(ctx, "L", []byte(`{}`)) },
+	"Labels.Delete":   func(ctx context.Context, c *Client) error { return c.Labels.Delete(ctx, "L") },
+	"Labels.Simulate": func(ctx context.Context, c *Client) error { _, err := c.Labels.Simulate(ctx, "L", nil); return err },
+	"Images.List":     func(ctx context.Context, c *Client) error { _, err := c.Images.List(ctx, nil); return err },
+	"Images.Download": func(ctx context.Context, c *Client) error {
+		_, err := c.Images.Download(ctx, "i", io.Discard)
+		return err
+	},
+	"Images.Put": func(ctx context.Context, c *Client) error {
+		return c.Images.Put(ctx, "i", strings.NewReader("x"), "image/png", nil)
+	},
+	"Images.PutJSON": func(ctx context.Context, c *Client) error {
+		return c.Images.PutJSON(ctx, "i", ImageUpload{Data: []byte("x")})
+	},
+	"Images.Delete":       func(ctx context.Context, c *Client) error { return c.Images.Delete(ctx, "i") },
+	"Tables.Get":          func(ctx context.Context, c *Client) error { _, err := c.Tables.Get(ctx, "T"); return err },
+	"Tables.List":         func(ctx context.Context, c *Client) error { _, err := c.Tables.List(ctx); return err },
+	"Tables.Put":          func(ctx context.Context, c *Client) error { return c.Tables.Put(ctx, "T", []byte(`{}`)) },
+	"Tables.Delete":       func(ctx context.Context, c *Client) error { return c.Tables.Delete(ctx, "T") },
+	"Printers.AbortPrint": func(ctx context.Context, c *Client) error { _, err := c.Printers.AbortPrint(ctx, "p"); return err },
+	"Printers.Status":     func(ctx context.Context, c *Client) error { _, err := c.Printers.Status(ctx); return err },
+}
+
+var rtPrintOnce = map[string]func(context.Context, *Client) error{
+	"Printers.PrintJob": func(ctx context.Context, c *Client) error {
+		_, err := c.Printers.PrintJob(ctx, "p", &PrintJob{LabelName: "L"})
+		return err
+	},
+	"Printers.PrintJob single": func(ctx context.Context, c *Client) error {
+		_, err := c.Printers.PrintJob(ctx, "", &PrintJob{LabelName: "L"})
+		return err
+	},
+	"Printers.DeselectJobs": func(ctx context.Context, c *Client) error { _, err := c.Printers.DeselectJobs(ctx, "p"); return err },
+	"Printers.Trigger":      func(ctx context.Context, c *Client) error { _, err := c.Printers.Trigger(ctx, "p"); return err },
+}
+
+// TestRetryIdempotentOnStatus: every idempotent operation meets 503, 503, then success.
+func TestRetryIdempotentOnStatus(t *testing.T) {
+	for name, call := range rtIdempotent {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := rtStart(t, func(n int64, w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				if n <= 2 {
+					w.WriteHeader(http.StatusServiceUnavailable)
+					return
+				}
+				w.Write([]byte(`{}`))
+			})
+			c, waits := rtClient(t, srv.URL)
+			if err := call(t.Context(), c); err != nil {
+				t.Fatal(err)
+			}
+			if n := srv.hits.Load(); n != 3 {
+				t.Errorf("%d requests, want 3", n)
+			}
+			if len(*waits) != 2 {
+				t.Errorf("%d waits, want 2", len(*waits))
+			}
+		})
+	}
+}
+
+// TestNoRetryForPrintOnce: printJob and trigger reach the server once whatever the answer.
+func TestNoRetryForPrintOnce(t *testing.T) {
+	faults := map[string]func(w http.ResponseWriter, r *http.Request){
+		"503": func(w http.ResponseWriter, r *http.Request) { w.Header().Set("Retry-After", "0"); w.WriteHeader(503) },
+		"500": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) },
+		"429": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(429) },
+		"reset after read": func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			rtReset(w)
+		},
+		"timeout": func(w http.ResponseWriter, r *http.Request) {
+			// Reading the body lets the server notice when the client hangs up.
+			_, _ = io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		},
+	}
+	for name, call := range rtPrintOnce {
+		for fault, h := range faults {
+			t.Run(name+"/"+fault, func(t *testing.T) {
+				t.Parallel()
+				srv := rtStart(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+					if r.Header.Get("Idempotency-Key") != "" || r.Header.Get("X-Idempotency-Key") != "" {
+						t.Error("idempotency header on the wire")
+					}
+					h(w, r)
+				})
+				tr := DefaultTransport()
+				tr.ResponseHeaderTimeout = 100 * time.Millisecond
+				c, waits := rtClient(t, srv.URL, WithHTTPClient(&http.Client{Transport: tr}))
+				err := call(t.Context(), c)
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if n := srv.hits.Load(); n != 1 {
+					t.Errorf("sent %d times, want exactly once", n)
+				}
+				if len(*waits) != 0 {
+					t.Errorf("waited %v", *waits)
+				}
+				var apiErr *APIError
+				if !errors.As(err, &apiErr) && !errors.Is(err, ErrOutcomeUnknown) {
+					t.Errorf("a failure after sending is neither an APIError nor ErrOutcomeUnknown: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// TestPrintOnceRetriesRefusedConnection: a dial failure proves nothing was sent.
+func TestPrintOnceRetriesRefusedConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var hits atomic.Int64
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte(`{}`))
+	})}
+	var serveDone sync.WaitGroup
+	defer func() { srv.Close(); serveDone.Wait() }()
+
+	c, err := NewClient("http://" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var attempts int
+	c.sleep = func(ctx context.Context, d time.Duration) error {
+		attempts++
+		if attempts == 2 { // the printer comes back before the third attempt
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			serveDone.Add(1)
+			go func() { defer serveDone.Done(); _ = srv.Serve(ln) }()
+		}
+		return nil
+	}
+	if _, err := c.Printers.PrintJob(t.Context(), "p", &PrintJob{LabelName: "L"}); err != nil {
+		t.Fatal(err)
+	}
+	if hits.Load() != 1 || attempts != 2 {
+		t.Errorf("server saw %d, client waited %d times", hits.Load(), attempts)
+	}
+
+	// A pure dial failure does not claim the printer may have the job.
+	c2, _ := rtClient(t, "http://127.0.0.1:1", WithRetry(RetryPolicy{MaxAttempts: 2}))
+	_, err = c2.Printers.Trigger(t.Context(), "p")
+	var te *TransportError
+	if !errors.As(err, &te) || te.MaybeSent || errors.Is(err, ErrOutcomeUnknown) || te.Attempts != 2 {
+		t.Errorf("refused connection: %v (%+v)", err, te)
+	}
+}
+
+// TestRetryAfter: honoured in both forms on retryable statuses; over the cap or the deadline
+// the call returns at once.
+func TestRetryAfter(t *testing.T) {
+	date := time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)
+	for _, tc := range []struct {
+		name, value string
+		status      int
+		min, max    time.Duration
+	}{
+		{"seconds on 503", "2", 503, 2 * time.Second, 2 * time.Second},
+		{"seconds on 429", "1", 429, time.Second, time.Second},
+		{"seconds on 500", "1", 500, time.Second, time.Second},
+		{"HTTP date", date, 503, time.Second, 3 * time.Second},
+		{"zero", "0", 503, 0, 0},
+		{"garbage falls back to backoff", "soon", 503, 0, 100 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := rtStart(t, func(n int64, w http.ResponseWriter, r *http.Request) {
+				if n == 1 {
+					w.Header().Set("Retry-After", tc.value)
+					w.WriteHeader(tc.status)
+					return
+				}
+				w.Write([]byte(`{"triggers":1,"triggerBounces":0,"printedLabels":1}`))
+			})
+			c, waits := rtClient(t, srv.URL)
+			if _, err := c.Printers.Counters(t.Context(), "p"); err != nil {
+				t.Fatal(err)
+			}
+			if len(*waits) != 1 || (*waits)[0] < tc.min || (*waits)[0] > tc.max {
+				t.Errorf("waits %v, want one in [%v, %v]", *waits, tc.min, tc.max)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name  string
+		value string
+		ctx   func() (context.Context, context.CancelFunc)
+	}{
+		{"over the cap", "31", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }},
+		{"overflowing", "9223372037", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }},
+		{"past the deadline", "5", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 2*time.Second)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := rtStart(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", tc.value)
+				w.WriteHeader(503)
+				w.Write([]byte(`{"message":"busy"}`))
+			})
+			c, waits := rtClient(t, srv.URL)
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			_, err := c.Printers.Counters(ctx, "p")
+			var apiErr *APIError
+			if !errors.As(err, &apiErr) || apiErr.StatusCode != 503 || apiErr.Message != "busy" || apiErr.RetryAfter <= 0 {
+				t.Errorf("err %v", err)
+			}
+			if srv.hits.Load() != 1 || len(*waits) != 0 {
+				t.Errorf("%d requests, waits %v: want 1 and none", srv.hits.Load(), *waits)
+			}
+		})
+	}
+}
+
+// TestRetryExhaustion: the caller gets the last APIError with its body, and non-retryable
+// statuses are sent once.
+func TestRetryExhaustion(t *testing.T) {
+	for _, code := range []int{408, 429, 500, 502, 503, 504} {
+		srv := rtStart(t, func(n int64, w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(code)
+			fmt.Fprintf(w, `{"message":"attempt %d"}`, n)
+		})
+		c, waits := rtClient(t, srv.URL)
+		_, err := c.Labels.Get(t.Context(), "L")
+		var apiErr *APIError
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != code || apiErr.Message != "attempt 4" || apiErr.Attempts != 4 {
+			t.Errorf("%d: %v", code, err)
+		}
+		if srv.hits.Load() != 4 || len(*waits) != 3 {
+			t.Errorf("%d: %d requests, %d waits", code, srv.hits.Load(), len(*waits))
+		}
+		for i, w := range *waits {
+			if ceiling := min(2*time.Second, 100*time.Millisecond<<i); w < 0 || w > ceiling {
+				t.Errorf("%d: wait %d = %v outside [0, %v]", code, i, w, ceiling)
+			}
+		}
+	}
+	for _, code := range []int{400, 401, 403, 404, 409, 422, 501} {
+		srv := rtStart(t, func(_ int64, w http.ResponseWriter, r *http.Request) { w.WriteHeader(code) })
+		c, _ := rtClient(t, srv.URL)
+		if err := c.Labels.Delete(t.Context(), "L"); err == nil || srv.hits.Load() != 1 {
+			t.Errorf("%d: %v after %d requests", code, err, srv.hits.Load())
+		}
+	}
+}
+
+// TestBackoffBounds checks full jitter against its ceiling with extreme random values.
+func TestBackoffBounds(t *testing.T) {
+	c, err := NewClient("http://h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []float64{0, 0.5, 0.999999} {
+		c.jitter = func() float64 { return r }
+		prev := time.Duration(-1)
+		for retry := 0; retry < 70; retry++ {
+			d := c.backoff(retry)
+			ceiling := 2 * time.Second
+			if retry < 5 {
+				ceiling = min(ceiling, 100*time.Millisecond<<retry)
+			}
+			if d < 0 || d > ceiling {
+				t.Fatalf("r=%v retry %d: %v outside [0, %v]", r, retry, d, ceiling)
+			}
+			if r > 0.9 && d < prev {
+				t.Errorf("r=%v: backoff decreased at retry %d", r, retry)
+			}
+			prev = d
+		}
+	}
+}
+
+// TestCancelDuringBackoff: the wait ends with the context, and the last answer stays reachable.
+func TestCancelDuringBackoff(t *testing.T) {
+	srv := rtStart(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(503)
+		w.Write([]byte(`{"message":"warming up"}`))
+	})
+	c, err := NewClient(srv.URL, WithRetry(RetryPolicy{MinWait: time.Hour, MaxWait: time.Hour}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.jitter = func() float64 { return 1 }
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	_, err = c.Labels.List(ctx)
+	var apiErr *APIError
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &apiErr) || apiErr.StatusCode != 503 {
+		t.Errorf("err %v", err)
+	}
+	if srv.hits.Load() != 1 {
+		t.Errorf("%d requests", srv.hits.Load())
+	}
+
+	done, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if _, err := c.Labels.List(done); !errors.Is(err, context.Canceled) || srv.hits.Load() != 1 {
+		t.Errorf("cancelled before the call: %v, %d requests", err, srv.hits.Load())
+	}
+}
+
+// TestUploadRewind: a seekable body is re-sent whole, a plain reader never twice.
+func TestUploadRewind(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 100_000)
+	want := sha256.Sum256(data)
+	var mu sync.Mutex
+	var sums [][32]byte
+	var lengths []int64
+	srv := rtStart(t, func(n int64, w http.ResponseWriter, r *http.Request) {
+		h := sha256.New()
+		_, _ = io.Copy(h, r.Body)
+		mu.Lock()
+		sums = append(sums, [32]byte(h.Sum(nil)))
+		lengths = append(lengths, r.ContentLength)
+		mu.Unlock()
+		if n == 1 {
+			w.WriteHeader(503)
+		}
+	})
+	c, _ := rtClient(t, srv.URL)
+	if err := c.Images.Put(t.Context(), "i", bytes.NewReader(data), "image/png", nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(sums) != 2 || sums[0] != want || sums[1] != want || lengths[0] != int64(len(data)) || lengths[1] != int64(len(data)) {
+		t.Errorf("seeker upload: %d attempts, lengths %v", len(sums), lengths)
+	}
+
+	srv.hits.Store(0)
+	sums, lengths = nil, nil
+	pr, pw := io.Pipe()
+	go func() { _, _ = pw.Write(data); pw.Close() }()
+	err := c.Images.Put(t.Context(), "i", pr, "image/png", nil)
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 503 {
+		t.Errorf("plain reader upload: %v", err)
+	}
+	if len(sums) != 1 || sums[0] != want {
+		t.Errorf("plain reader: %d attempts", len(sums))
+	}
+}
+
+// TestRedirects: POST, PUT and DELETE never follow; GET follows only to the same origin.
+func TestRedirects(t *testing.T) {
+	var elsewhere atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		if r.Header.Get("Authorization") != "" || r.Header.Get("X-Api-Key") != "" {
+			t.Error("credential sent to another host")
+		}
+		w.Write([]byte(`{}`))
+	}))
+	defer other.Close()
+	for _, code := range []int{301, 302, 303, 307, 308} {
+		srv := rtStart(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/api/v3/labels/moved" {
+				w.Write([]byte(`{"ok":true}`))
+				return
+			}
+			target := other.URL + r.URL.Path
+			if r.URL.Path == "/api/v3/labels/same" {
+				target = "/api/v3/labels/moved"
+			}
+			http.Redirect(w, r, target, code)
+		})
+		c, _ := rtClient(t, srv.URL, WithBearerToken("tok"), WithHeader("X-Api-Key", "key"))
+		ctx := t.Context()
+		var re *RedirectError
+		if _, err := c.Printers.PrintJob(ctx, "p", &PrintJob{LabelName: "L"}); !errors.As(err, &re) {
+			t.Errorf("%d printJob: %v", code, err)
+		}
+		if err := c.Labels.Put(ctx, "L", []byte(`{}`)); !errors.As(err, &re) {
+			t.Errorf("%d PUT: %v", code, err)
+		}
+		if err := c.Labels.Delete(ctx, "L"); !errors.As(err, &re) {
+			t.Errorf("%d DELETE: %v", code, err)
+		}
+		if _, err := c.Labels.Get(ctx, "L"); !errors.As(err, &re) {
+			t.Errorf("%d cross-host GET: %v", code, err)
+		}
+		if raw, err := c.Labels.Get(ctx, "same"); err != nil || string(raw) != `{"ok":true}` {
+			t.Errorf("%d same-origin GET: %s %v", code, raw, err)
+		}
+		if srv.hits.Load() != 6 {
+			t.Errorf("%d: %d requests (redirect refusals must not be retried)", code, srv.hits.Load())
+		}
+	}
+	if elsewhere.Load() != 0 {
+		t.Errorf("the other host received %d requests", elsewhere.Load())
+	}
+}
+
+// TestTLS: verification is on by default and never retried; a CA pool goes through
+// WithTLSConfig.
+func TestTLS(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte(`{}`))
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
+	defer srv.Close()
+
+	c, _ := rtClient(t, srv.URL)
+	_, err := c.Printers.Status(t.Context())
+	var te *TransportError
+	if !errors.As(err, &te) || hits.Load() != 0 || te.Attempts != 1 {
+		t.Errorf("self-signed printer: %v after %d attempts", err, te.Attempts)
+	}
+
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	ok, _ := rtClient(t, srv.URL, WithTLSConfig(&tls.Config{RootCAs: pool}))
+	if _, err := ok.Printers.Status(t.Context()); err != nil {
+		t.Errorf("with the printer's CA: %v", err)
+	}
+	if tr := DefaultTransport(); tr.TLSClientConfig.InsecureSkipVerify || tr.TLSClientConfig.MinVersion < tls.VersionTLS12 {
+		t.Error("default TLS config is weak")
+	}
+}
+
+// TestRealServerEscaping reads the raw request URI each name arrives as.
+func TestRealServerEscaping(t *testing.T) {
+	var mu sync.Mutex
+	var uris []string
+	srv := rtStart(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		uris = append(uris, r.RequestURI)
+		mu.Unlock()
+		w.Write([]byte(`{}`))
+	})
+	c, _ := rtClient(t, srv.URL+"/base")
+	ctx := t.Context()
+	names := map[string]string{"a/b": "a%2Fb", "a b": "a%20b", "q?x": "q%3Fx", "h#1": "h%231", "50%": "50%25", "ü": "%C3%BC", "a+b;c": "a+b%3Bc", "..x": "..x"}
+	for name, esc := range names {
+		uris = nil
+		_, _ = c.Labels.Get(ctx, name)
+		_ = c.Images.Delete(ctx, name)
+		_ = c.Tables.Put(ctx, name, []byte(`{}`))
+		_, _ = c.Printers.Trigger(ctx, name)
+		want := []string{"/base/api/v3/labels/" + esc, "/base/api/v3/images/" + esc, "/base/api/v3/tables/" + esc, "/base/api/v3/printers/" + esc + "/trigger"}
+		if strings.Join(uris, " ") != strings.Join(want, " ") {
+			t.Errorf("%q arrived as %v, want %v", name, uris, want)
+		}
+	}
+}
+
+// TestRetryBudget: a printer that always fails stops being retried once the budget is spent.
+func TestRetryBudget(t *testing.T) {
+	fail := atomic.Bool{}
+	fail.Store(true)
+	srv := rtStart(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+		if fail.Load() {
+			w.WriteHeader(503)
+			return
+		}
+		w.Write([]byte(`{}`))
+	})
+	c, _ := rtClient(t, srv.URL, WithRetry(RetryPolicy{Budget: 12}))
+	ctx := t.Context()
+	steps := []struct {
+		wantRequests int64
+		wantTokens   int
+	}{{3, 2}, {1, 2}, {1, 2}}
+	for i, s := range steps {
+		before := srv.hits.Load()
+		_, _ = c.Labels.List(ctx)
+		if got := srv.hits.Load() - before; got != s.wantRequests || c.budget.available() != s.wantTokens {
+			t.Errorf("step %d: %d requests, %d tokens; want %d and %d", i, got, c.budget.available(), s.wantRequests, s.wantTokens)
+		}
+	}
+	fail.Store(false)
+	for i := 0; i < 3; i++ {
+		if _, err := c.Labels.List(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.budget.available() != 5 {
+		t.Errorf("after 3 successes: %d tokens, want 5", c.budget.available())
+	}
+	fail.Store(true)
+	before := srv.hits.Load()
+	_, _ = c.Labels.List(ctx)
+	if got := srv.hits.Load() - before; got != 2 {
+		t.Errorf("after refunds: %d requests, want 2", got)
+	}
+}
+
+// TestConnectionReuse: sequential calls share one connection, on success and on small errors.
+func TestConnectionReuse(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v3/labels/missing" {
+			w.WriteHeader(404)
+			w.Write([]byte(`{"message":"no such label"}`))
+			return
+		}
+		w.Write([]byte(`{"triggers":1,"triggerBounces":0,"printedLabels":1}`))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, _ := rtClient(t, srv.URL)
+	for i := 0; i < 200; i++ {
+		if _, err := c.Printers.Counters(t.Context(), "p"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Labels.Get(t.Context(), "missing"); !errors.Is(err, ErrNotFound) {
+			t.Fatal(err)
+		}
+	}
+	if conns.Load() != 1 {
+		t.Errorf("400 calls opened %d connections, want 1", conns.Load())
+	}
+}
+
+// TestResponseCap: a body over the cap fails without being read whole.
+func TestResponseCap(t *testing.T) {
+	var written atomic.Int64
+	srv := rtStart(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "10737418240")
+		chunk := bytes.Repeat([]byte(" "), 64<<10)
+		for i := 0; i < 10<<10; i++ {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	})
+	c, _ := rtClient(t, srv.URL, WithMaxResponseBytes(1<<20))
+	_, err := c.Labels.List(t.Context())
+	if !errors.Is(err, ErrResponseTooLarge) {
+		t.Errorf("err %v", err)
+	}
+	c.Close()
+	srv.CloseClientConnections()
+}
