@@ -648,7 +648,6 @@ type callState struct {
 	attempts int
 	apiErr   *APIError // the last non-2xx answer, already read and closed
 	waitErr  error     // the context error that interrupted a backoff
-	timedOut bool
 }
 
 type callStateKey struct{}
@@ -1123,12 +1122,17 @@ func (c *Client) doRaw(ctx context.Context, op *operation) (json.RawMessage, err
 		return nil, err
 	}
 	defer putBuf(buf)
-	b := bytes.TrimSpace(buf.Bytes())
+	return c.decodeRaw(op, resp.StatusCode, buf.Bytes())
+}
+
+// decodeRaw checks a body the contract does not describe and returns a copy of it.
+func (c *Client) decodeRaw(op *operation, status int, body []byte) (json.RawMessage, error) {
+	b := bytes.TrimSpace(body)
 	if len(b) == 0 {
 		return json.RawMessage{}, nil
 	}
 	if !json.Valid(b) {
-		return nil, &DecodeError{Method: op.method, Path: apiPrefix + op.path, StatusCode: resp.StatusCode, What: "JSON", Snippet: oneLine(string(c.redact(b)), 256), Err: errors.New("body is not valid JSON")}
+		return nil, &DecodeError{Method: op.method, Path: apiPrefix + op.path, StatusCode: status, What: "JSON", Snippet: oneLine(string(c.redact(b)), 256), Err: errors.New("body is not valid JSON")}
 	}
 	return json.RawMessage(bytes.Clone(b)), nil
 }
@@ -1145,22 +1149,34 @@ func (c *Client) doNoContent(ctx context.Context, op *operation) error {
 	return resp.Body.Close()
 }
 
-// doDictionary decodes a list response, a JSON object keyed by name. An empty body is an empty
-// dictionary.
+// doDictionary decodes a list response, a JSON object keyed by name.
 func (c *Client) doDictionary(ctx context.Context, op *operation) (map[string]json.RawMessage, error) {
-	raw, err := c.doRaw(ctx, op)
+	op.accept = mediaJSON
+	resp, err := c.send(ctx, op)
 	if err != nil {
 		return nil, err
 	}
+	buf, err := c.readBody(op, resp)
+	if err != nil {
+		return nil, err
+	}
+	defer putBuf(buf)
+	return c.decodeDictionary(op, resp.StatusCode, buf.Bytes())
+}
+
+// decodeDictionary decodes a JSON object keyed by name; an empty body is an empty dictionary.
+func (c *Client) decodeDictionary(op *operation, status int, body []byte) (map[string]json.RawMessage, error) {
 	out := map[string]json.RawMessage{}
-	if len(raw) == 0 {
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 {
 		return out, nil
 	}
-	if err := json.Unmarshal(raw, &out); err != nil || out == nil {
-		if err == nil {
-			err = errors.New("null body")
-		}
-		return nil, &DecodeError{Method: op.method, Path: apiPrefix + op.path, StatusCode: http.StatusOK, What: "dictionary", Snippet: oneLine(string(c.redact(raw)), 256), Err: err}
+	err := json.Unmarshal(b, &out)
+	if err == nil && out == nil {
+		err = errors.New("null body")
+	}
+	if err != nil {
+		return nil, &DecodeError{Method: op.method, Path: apiPrefix + op.path, StatusCode: status, What: "dictionary", Snippet: oneLine(string(c.redact(b)), 256), Err: err}
 	}
 	return out, nil
 }

