@@ -381,6 +381,13 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
+// String describes the Client by its base URL only, so printing a Client with %v or %+v never
+// shows a credential (fmt cannot call the redacting methods of unexported fields).
+func (c Client) String() string { return "labelprinter.Client(" + c.base + ")" }
+
+// GoString is String for %#v, for the same reason.
+func (c Client) GoString() string { return c.String() }
+
 // BaseURL returns the URL every request path is appended to, ending in "/api/v3".
 func (c *Client) BaseURL() string { return c.base }
 
