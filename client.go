@@ -886,12 +886,10 @@ func retryableStatus(code int) bool {
 	return false
 }
 
-// retryableError classifies a transport error: never a certificate error, a refused redirect
-// or an ended context; for print-once calls only a failed dial.
+// retryableError classifies a transport error: never a certificate error or a refused
+// redirect; for print-once calls only a failed dial. The caller's context is checked before
+// this: net/http's own timeouts also match context.DeadlineExceeded, and they are retryable.
 func retryableError(class retryClass, err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
 	var (
 		re   *RedirectError
 		cve  *tls.CertificateVerificationError

@@ -628,3 +628,164 @@ func TestResponseCap(t *testing.T) {
 	c.Close()
 	srv.CloseClientConnections()
 }
+
+// TestCancelDuringRequest: a context cancelled while the printer holds the request ends the
+// call with the context's error and no retry.
+func TestCancelDuringRequest(t *testing.T) {
+	srv := rtStart(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	c, waits := rtClient(t, srv.URL)
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err := c.Labels.List(ctx)
+	if !errors.Is(err, context.Canceled) || srv.hits.Load() != 1 || len(*waits) != 0 {
+		t.Errorf("err %v after %d requests and %d waits", err, srv.hits.Load(), len(*waits))
+	}
+}
+
+// TestHeaderTimeoutRetriedForGET: a GET whose answer never starts is retried; a print is not
+// (TestNoRetryForPrintOnce).
+func TestHeaderTimeoutRetriedForGET(t *testing.T) {
+	srv := rtStart(t, func(n int64, w http.ResponseWriter, r *http.Request) {
+		if n < 3 {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		io.WriteString(w, `{}`)
+	})
+	tr := DefaultTransport()
+	tr.ResponseHeaderTimeout = 50 * time.Millisecond
+	c, _ := rtClient(t, srv.URL, WithHTTPClient(&http.Client{Transport: tr}))
+	if _, err := c.Printers.Status(t.Context()); err != nil || srv.hits.Load() != 3 {
+		t.Errorf("err %v after %d requests, want success on the third", err, srv.hits.Load())
+	}
+	if got := c.budget.available(); got != DefaultRetryPolicy().Budget-2*timeoutRetryCost+1 {
+		t.Errorf("budget %d: timeout retries cost %d each", got, timeoutRetryCost)
+	}
+}
+
+// TestCheckRedirectRules covers the origins the rule compares.
+func TestCheckRedirectRules(t *testing.T) {
+	req := func(method, u string) *http.Request {
+		r, _ := http.NewRequest(method, u, nil)
+		return r
+	}
+	first := req("GET", "https://printer:8443/api/v3/labels")
+	for target, allowed := range map[string]bool{
+		"https://printer:8443/api/v3/other": true,
+		"https://PRINTER:8443/api/v3/other": true,
+		"http://printer:8443/api/v3/other":  false, // https to http
+		"https://printer:9443/api/v3/other": false, // another port
+		"https://printer/api/v3/other":      false, // default port is another port
+		"https://evil:8443/api/v3/other":    false,
+	} {
+		err := checkRedirect(req("GET", target), []*http.Request{first})
+		if (err == nil) != allowed {
+			t.Errorf("GET to %s: %v", target, err)
+		}
+	}
+	if err := checkRedirect(req("GET", "https://printer:8443/x"), []*http.Request{first, first, first, first}); err == nil {
+		t.Error("a fourth hop was followed")
+	}
+	for _, m := range []string{"POST", "PUT", "DELETE"} {
+		if err := checkRedirect(req(m, "https://printer:8443/x"), []*http.Request{req(m, "https://printer:8443/y")}); err == nil {
+			t.Errorf("%s followed a same-origin redirect", m)
+		}
+	}
+}
+
+// trackingTransport counts response bodies opened and closed.
+type trackingTransport struct {
+	rt             http.RoundTripper
+	opened, closed atomic.Int64
+}
+
+type trackedBody struct {
+	io.ReadCloser
+	once sync.Once
+	tr   *trackingTransport
+}
+
+func (b *trackedBody) Close() error {
+	b.once.Do(func() { b.tr.closed.Add(1) })
+	return b.ReadCloser.Close()
+}
+
+func (t *trackingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(r)
+	if resp != nil {
+		t.opened.Add(1)
+		resp.Body = &trackedBody{ReadCloser: resp.Body, tr: t}
+	}
+	return resp, err
+}
+
+// TestBodiesClosed: every response body is closed on every path.
+func TestBodiesClosed(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer other.Close()
+	srv := rtStart(t, func(n int64, w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/v3/labels/ok":
+			io.WriteString(w, `{}`)
+		case "/api/v3/labels/retry":
+			if n%2 == 1 {
+				w.WriteHeader(503)
+			}
+			io.WriteString(w, `{}`)
+		case "/api/v3/labels/gone":
+			w.WriteHeader(404)
+		case "/api/v3/printCounters":
+			io.WriteString(w, `{"triggers":"x"}`)
+		case "/api/v3/labels/big":
+			_, _ = io.CopyN(w, zeros{}, 4<<20)
+		case "/api/v3/labels/away":
+			http.Redirect(w, r, other.URL, 302)
+		}
+	})
+	tr := &trackingTransport{rt: DefaultTransport()}
+	c, _ := rtClient(t, srv.URL, WithHTTPClient(&http.Client{Transport: tr}), WithMaxResponseBytes(1<<20))
+	ctx := t.Context()
+	for _, name := range []string{"ok", "retry", "gone", "big", "away"} {
+		_, _ = c.Labels.Get(ctx, name)
+	}
+	_, _ = c.Printers.Counters(ctx, "")
+	_, _ = c.Images.Download(ctx, "x", io.Discard)
+	if tr.opened.Load() == 0 || tr.opened.Load() != tr.closed.Load() {
+		t.Errorf("%d bodies opened, %d closed", tr.opened.Load(), tr.closed.Load())
+	}
+	t.Logf("%d response bodies opened, %d closed", tr.opened.Load(), tr.closed.Load())
+}
+
+// TestCloseReleasesIdle: Close hangs up the idle keep-alive connections.
+func TestCloseReleasesIdle(t *testing.T) {
+	closed := make(chan struct{}, 1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{}`) }))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			select {
+			case closed <- struct{}{}:
+			default:
+			}
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, _ := rtClient(t, srv.URL)
+	if _, err := c.Labels.List(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Close()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Error("the idle connection stayed open after Close")
+	}
+}
