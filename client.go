@@ -405,8 +405,9 @@ type keepIdle struct{ rt http.RoundTripper }
 
 func (k keepIdle) RoundTrip(r *http.Request) (*http.Response, error) { return k.rt.RoundTrip(r) }
 
-// DefaultTransport returns a new transport with the SDK's defaults: keep-alive with 64 idle
-// connections per printer, a 5 s dial timeout, a 30 s response-header timeout, TLS 1.2 or newer
+// DefaultTransport returns a new transport with the SDK's defaults: keep-alive with at most 64
+// connections per printer, all of which may stay idle (so a burst never dials connections only to
+// throw them away, and a small printer is never flooded), a 5 s dial timeout, a 30 s response-header timeout, TLS 1.2 or newer
 // with verification on, the standard proxy variables, and no overall timeout.
 func DefaultTransport() *http.Transport {
 	return &http.Transport{
@@ -415,6 +416,7 @@ func DefaultTransport() *http.Transport {
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           256,
 		MaxIdleConnsPerHost:    64,
+		MaxConnsPerHost:        64,
 		IdleConnTimeout:        90 * time.Second,
 		TLSHandshakeTimeout:    10 * time.Second,
 		ResponseHeaderTimeout:  30 * time.Second,

@@ -1,0 +1,417 @@
+package labelprinter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// Each benchmark pairs the SDK ("sdk") with the hand-written net/http code an integrator would
+// write instead ("raw"), with the same transport settings, against the same loopback server
+// in the same run. scripts/bench compares the pairs with benchstat.
+
+const benchCounters = `{"triggers":123456,"triggerBounces":12,"printedLabels":123444}`
+
+func benchServer(b *testing.B, h http.HandlerFunc) *httptest.Server {
+	b.Helper()
+	srv := httptest.NewServer(h)
+	b.Cleanup(srv.Close)
+	return srv
+}
+
+func benchClients(b *testing.B, url string) (*Client, *http.Client) {
+	b.Helper()
+	c, err := NewClient(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw := &http.Client{Transport: DefaultTransport()}
+	b.Cleanup(func() { c.Close(); raw.CloseIdleConnections() })
+	return c, raw
+}
+
+// rawCounters is what a careful hand-written call looks like.
+func rawCounters(ctx context.Context, hc *http.Client, url string) (*PrintCounters, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", url+"/api/v3/printers/line1/printCounters", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	var out struct {
+		Triggers       int64 `json:"triggers"`
+		TriggerBounces int64 `json:"triggerBounces"`
+		PrintedLabels  int64 `json:"printedLabels"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, err
+	}
+	return &PrintCounters{out.Triggers, out.TriggerBounces, out.PrintedLabels}, nil
+}
+
+func BenchmarkCounters(b *testing.B) {
+	srv := benchServer(b, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, benchCounters)
+	})
+	c, raw := benchClients(b, srv.URL)
+	ctx := context.Background()
+	b.Run("mode=sequential/impl=sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.Printers.Counters(ctx, "line1"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("mode=sequential/impl=raw", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := rawCounters(ctx, raw, srv.URL); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("mode=parallel/impl=sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := c.Printers.Counters(ctx, "line1"); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	b.Run("mode=parallel/impl=raw", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := rawCounters(ctx, raw, srv.URL); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}
+
+// rawJob is the struct an integrator would marshal by hand.
+type rawJob struct {
+	TableName   string `json:"tableName"`
+	KeyColumn   string `json:"keyColumn"`
+	Key         string `json:"key"`
+	LabelColumn string `json:"labelColumn"`
+	Copies      int    `json:"copies"`
+	Queue       bool   `json:"queue"`
+}
+
+func BenchmarkPrintJob(b *testing.B) {
+	srv := benchServer(b, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"printer":"line1","queueLength":1}`)
+	})
+	c, raw := benchClients(b, srv.URL)
+	ctx := context.Background()
+	job := &PrintJob{TableName: "Products", KeyColumn: "SKU", Key: "S12-342C", LabelColumn: "Label", Copies: 1, Queue: Ptr(true)}
+	b.Run("impl=sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.Printers.PrintJob(ctx, "line1", job); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=raw", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			body, err := json.Marshal(rawJob{TableName: job.TableName, KeyColumn: job.KeyColumn, Key: job.Key, LabelColumn: job.LabelColumn, Copies: job.Copies, Queue: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			req, err := http.NewRequestWithContext(ctx, "POST", srv.URL+"/api/v3/printers/line1/printJob", bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := raw.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != 200 || !json.Valid(out) {
+				b.Fatal(resp.StatusCode, err)
+			}
+		}
+	})
+}
+
+// benchHistory returns a history body with n buckets.
+func benchHistory(n int) []byte {
+	var buf bytes.Buffer
+	buf.WriteString(`{"time":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(strconv.Itoa(1_700_000_000 + 60*i))
+	}
+	buf.WriteString(`],"count":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(strconv.Itoa(i % 97))
+	}
+	buf.WriteString(`]}`)
+	return buf.Bytes()
+}
+
+func BenchmarkHistoryDecode(b *testing.B) {
+	for _, n := range []int{10_000, 1_000_000} {
+		body := benchHistory(n)
+		b.Run(fmt.Sprintf("buckets=%d/impl=sdk", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				var h PrintHistory
+				if err := json.Unmarshal(body, &h); err != nil || len(h.Time) != n {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("buckets=%d/impl=raw", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				var h struct{ Time, Count []int64 }
+				if err := json.Unmarshal(body, &h); err != nil || len(h.Time) != n {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkBuckets(b *testing.B) {
+	var h PrintHistory
+	if err := json.Unmarshal(benchHistory(10_000), &h); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := h.Buckets(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchImageBytes is the image size moved by the image benchmarks (256 MiB unless
+// LABELPRINTER_BENCH_IMAGE_MB says otherwise).
+func benchImageBytes() int64 {
+	if mb, err := strconv.Atoi(os.Getenv("LABELPRINTER_BENCH_IMAGE_MB")); err == nil && mb > 0 {
+		return int64(mb) << 20
+	}
+	return 256 << 20
+}
+
+// onlyReader hides every method but Read, like a pipe or a network stream.
+type onlyReader struct{ r io.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// measureAllocs runs f b.N times and reports the bytes allocated per byte moved.
+func measureAllocs(b *testing.B, moved int64, f func()) {
+	b.Helper()
+	b.SetBytes(moved)
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(moved), "allocB/B")
+}
+
+func BenchmarkImageUpload(b *testing.B) {
+	size := benchImageBytes()
+	srv := benchServer(b, func(w http.ResponseWriter, r *http.Request) {
+		if n, _ := io.Copy(io.Discard, r.Body); n != size {
+			w.WriteHeader(400)
+			return
+		}
+		w.WriteHeader(204)
+	})
+	c, raw := benchClients(b, srv.URL)
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "image.png")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.CopyN(f, zeros{}, size); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	rawPut := func(body io.Reader, length int64) {
+		req, err := http.NewRequestWithContext(ctx, "PUT", srv.URL+"/api/v3/images/big", body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.ContentLength = length
+		req.Header.Set("Content-Type", "image/png")
+		resp, err := raw.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 204 {
+			b.Fatal(resp.Status)
+		}
+	}
+	b.Run("src=file/impl=sdk", func(b *testing.B) {
+		measureAllocs(b, size, func() {
+			if err := c.Images.PutFile(ctx, "big", path, nil); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("src=file/impl=raw", func(b *testing.B) {
+		measureAllocs(b, size, func() {
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rawPut(f, size)
+			f.Close()
+		})
+	})
+	b.Run("src=reader/impl=sdk", func(b *testing.B) {
+		measureAllocs(b, size, func() {
+			if err := c.Images.Put(ctx, "big", onlyReader{io.LimitReader(zeros{}, size)}, "image/png", nil); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("src=reader/impl=raw", func(b *testing.B) {
+		measureAllocs(b, size, func() { rawPut(onlyReader{io.LimitReader(zeros{}, size)}, -1) })
+	})
+}
+
+func BenchmarkImageDownload(b *testing.B) {
+	size := benchImageBytes()
+	srv := benchServer(b, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+		_, _ = io.CopyN(w, zeros{}, size)
+	})
+	c, raw := benchClients(b, srv.URL)
+	ctx := context.Background()
+	dir := b.TempDir()
+	b.Run("impl=sdk", func(b *testing.B) {
+		measureAllocs(b, size, func() {
+			f, err := os.Create(filepath.Join(dir, "sdk.png"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Images.Download(ctx, "big", f); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		})
+	})
+	b.Run("impl=raw", func(b *testing.B) {
+		measureAllocs(b, size, func() {
+			f, err := os.Create(filepath.Join(dir, "raw.png"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/api/v3/images/big", nil)
+			resp, err := raw.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, err = io.Copy(f, resp.Body)
+			resp.Body.Close()
+			f.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+// TestConnectionsUnderConcurrency: 64 goroutines making 10 000 calls through one Client open at
+// most 64 connections, none per call.
+func TestConnectionsUnderConcurrency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10 000 calls")
+	}
+	var dials atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, benchCounters)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			dials.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, err := NewClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var fresh atomic.Int64
+	ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if !info.Reused {
+				fresh.Add(1)
+			}
+		},
+	})
+	const goroutines, calls = 64, 10_000
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= calls {
+				if _, err := c.Printers.Counters(ctx, "line1"); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if dials.Load() > goroutines || fresh.Load() > goroutines {
+		t.Errorf("%d calls opened %d connections (%d fresh per httptrace), want at most %d", calls, dials.Load(), fresh.Load(), goroutines)
+	}
+	t.Logf("%d goroutines, %d calls, %d connections", goroutines, calls, dials.Load())
+}
