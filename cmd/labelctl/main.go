@@ -1,0 +1,215 @@
+// Command labelctl drives a label printer from the command line: labels, images, tables,
+// print jobs, counters and history, and a built-in simulator to try it all without a printer.
+//
+//	labelctl sim --printers line1,line2            # in one terminal
+//	labelctl --url http://127.0.0.1:8631 counters --watch --printer line1
+//
+// Exit codes: 0 on success, 1 when the printer or the network failed, 2 for a usage error.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// app holds the global flags and the streams of one invocation.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	env            func(string) string
+	// terminal reports whether w is a terminal, for progress bars and in-place redraws.
+	terminal func(w io.Writer) bool
+
+	url, printer, token, caCert string
+	insecure, verbose           bool
+	timeout                     time.Duration
+	output                      string
+
+	client *labelprinter.Client
+}
+
+// usageError marks a mistake in the command line (exit code 2).
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// run executes labelctl with args and returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) string) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: env, terminal: isTerminal}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if a.client != nil {
+		_ = a.client.Close()
+	}
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "labelctl: "+oneLine(err.Error()))
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) || errors.Is(err, labelprinter.ErrInvalidArgument) {
+		return 2
+	}
+	// cobra's own argument and flag errors are plain errors.
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument", "accepts ", "requires at least", "flag needs an argument", "required flag"} {
+		if strings.Contains(msg, p) {
+			return 2
+		}
+	}
+	return 1
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "labelctl",
+		Short:         "Drive a label printer over its HTTP control service (API v3)",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			switch a.output {
+			case "table", "json":
+			default:
+				return usagef("-o must be table or json, not %q", a.output)
+			}
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.url, "url", a.env("LABELPRINTER_URL"), "printer base URL, such as http://192.168.1.50 (env LABELPRINTER_URL)")
+	pf.StringVar(&a.printer, "printer", a.env("LABELPRINTER_PRINTER"), "printer name; empty uses the single-printer paths (env LABELPRINTER_PRINTER)")
+	pf.StringVar(&a.token, "token", "", "bearer token (env LABELPRINTER_TOKEN; never printed)")
+	pf.BoolVar(&a.insecure, "insecure-skip-verify", false, "do not verify the printer's TLS certificate")
+	pf.StringVar(&a.caCert, "ca-cert", "", "PEM file with the CA that signed the printer's certificate")
+	pf.DurationVar(&a.timeout, "timeout", 30*time.Second, "time limit of each request, retries included")
+	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log each request and retry on stderr (never credentials)")
+	_ = root.RegisterFlagCompletionFunc("printer", a.completePrinters)
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
+
+	root.AddCommand(a.labelsCommand(), a.imagesCommand(), a.tablesCommand(), a.printCommand(),
+		a.countersCommand(), a.historyCommand(), a.statusCommand(), a.simCommand())
+	return root
+}
+
+// connect builds the Client from the global flags, once per invocation.
+func (a *app) connect() (*labelprinter.Client, error) {
+	if a.client != nil {
+		return a.client, nil
+	}
+	if a.url == "" {
+		return nil, usagef("no printer: give --url or set LABELPRINTER_URL (or start one with 'labelctl sim')")
+	}
+	var opts []labelprinter.Option
+	token := a.token
+	if token == "" {
+		token = a.env("LABELPRINTER_TOKEN")
+	}
+	if token != "" {
+		opts = append(opts, labelprinter.WithBearerToken(token))
+	}
+	if a.insecure || a.caCert != "" {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: a.insecure} //nolint:gosec // asked for by name
+		if a.caCert != "" {
+			pem, err := os.ReadFile(a.caCert)
+			if err != nil {
+				return nil, usagef("--ca-cert: %v", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, usagef("--ca-cert: no PEM certificate in %s", a.caCert)
+			}
+			cfg.RootCAs = pool
+		}
+		opts = append(opts, labelprinter.WithTLSConfig(cfg))
+	}
+	if a.verbose {
+		opts = append(opts, labelprinter.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	}
+	c, err := labelprinter.NewClient(a.url, opts...)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	a.client = c
+	return c, nil
+}
+
+// call runs f with a client and a context bounded by --timeout.
+func (a *app) call(cmd *cobra.Command, f func(ctx context.Context, c *labelprinter.Client) error) error {
+	c, err := a.connect()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), a.timeout)
+	defer cancel()
+	return f(ctx, c)
+}
+
+// printJSON writes v as indented JSON.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// printRaw writes a JSON body from the printer, indented, or "(no body)".
+func (a *app) printRaw(raw json.RawMessage) error {
+	if len(raw) == 0 {
+		if a.output == "json" {
+			_, err := fmt.Fprintln(a.stdout, "null")
+			return err
+		}
+		_, err := fmt.Fprintln(a.stdout, "ok")
+		return err
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	return a.printJSON(v)
+}
+
+// needPrinter refuses commands that have no single-printer form.
+func (a *app) needPrinter(what string) error {
+	if a.printer == "" {
+		return usagef("%s needs --printer (or LABELPRINTER_PRINTER)", what)
+	}
+	return nil
+}
