@@ -579,7 +579,9 @@ const (
 type operation struct {
 	name        string // "Labels.Get", for errors
 	method      string
-	path        string // escaped, relative to base, starting with "/"
+	path        string // escaped, relative to base, starting with "/": path + seg + tail
+	seg         string // the escaped name, kept apart so the URL is built in one concatenation
+	tail        string
 	query       string // encoded, without "?"
 	body        []byte // JSON or other in-memory body; nil means none
 	hasBody     bool   // send body even when empty (printJob deselect)
@@ -587,6 +589,23 @@ type operation struct {
 	contentType string
 	accept      string
 	class       retryClass
+}
+
+// urlPath is the request path as errors and logs show it, such as /api/v3/labels/a%2Fb.
+func (o *operation) urlPath() string { return apiPrefix + o.path + o.seg + o.tail }
+
+// setPrinterPath points o at suffix on printer, or at the single-printer path when printer is "".
+func (o *operation) setPrinterPath(printer, suffix string) error {
+	if printer == "" {
+		o.path = suffix
+		return nil
+	}
+	seg, err := escapeName(o.name, "printer", printer)
+	if err != nil {
+		return err
+	}
+	o.path, o.seg, o.tail = "/printers/", seg, suffix
+	return nil
 }
 
 // streamBody is an upload body: rewindable ones are re-sent whole on a retry, others never.
@@ -650,16 +669,26 @@ func newStreamBody(body io.Reader) (*streamBody, error) {
 	}}, nil
 }
 
-// callState travels in the request context, because retryablehttp's CheckRetry sees neither the
-// request nor the attempt number.
+// callState travels as the request's context, because retryablehttp's CheckRetry sees neither
+// the request nor the attempt number. Being the context itself, instead of a value added with
+// context.WithValue, saves an allocation per call.
 type callState struct {
-	op       *operation
+	context.Context
+	op       operation // a copy, so the caller's operation can stay on its stack
 	attempts int
 	apiErr   *APIError // the last non-2xx answer, already read and closed
 	waitErr  error     // the context error that interrupted a backoff
 }
 
 type callStateKey struct{}
+
+// Value returns the callState itself for callStateKey and defers everything else to the parent.
+func (s *callState) Value(key any) any {
+	if key == (callStateKey{}) {
+		return s
+	}
+	return s.Context.Value(key)
+}
 
 // send performs op with retries and returns the 2xx response with its body open. Every other
 // outcome becomes an *APIError, *TransportError, *RedirectError or context error here.
@@ -670,12 +699,12 @@ func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	st := &callState{op: op}
-	ctx = context.WithValue(ctx, callStateKey{}, st)
+	st := &callState{Context: ctx, op: *op}
+	ctx = st
 
-	target := c.base + op.path
+	target := c.base + op.path + op.seg + op.tail
 	if op.query != "" {
-		target += "?" + op.query
+		target = c.base + op.path + op.seg + op.tail + "?" + op.query
 	}
 	var raw any
 	switch {
@@ -691,16 +720,17 @@ func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error
 	if err != nil {
 		return nil, invalidArg(op.name, "building request: %v", err)
 	}
-	if op.stream != nil && op.stream.length >= 0 {
+	if op.stream != nil {
+		// -1 says "unknown, stream it chunked" without net/http probing the body first.
 		req.ContentLength = op.stream.length
 	}
 	h := req.Header
 	h["User-Agent"] = c.userAgent
 	if op.accept != "" {
-		h["Accept"] = acceptValues(op.accept)
+		h["Accept"] = headerValues(op.accept)
 	}
 	if op.contentType != "" {
-		h["Content-Type"] = []string{op.contentType}
+		h["Content-Type"] = headerValues(op.contentType)
 	}
 	if c.authz != nil {
 		h["Authorization"] = c.authz
@@ -709,7 +739,7 @@ func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error
 		h[k] = vs
 	}
 	if c.logger != nil {
-		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter request", slog.String("method", op.method), slog.String("path", apiPrefix+op.path))
+		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter request", slog.String("method", op.method), slog.String("path", op.urlPath()))
 	}
 
 	resp, err := c.rc.Do(req)
@@ -739,19 +769,17 @@ func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error
 	return resp, nil
 }
 
-var (
-	acceptJSON = []string{mediaJSON}
-	acceptAny  = []string{"*/*"}
-)
+// sharedValues are header values used on every request, built once: net/http only reads them.
+var sharedValues = map[string][]string{
+	mediaJSON: {mediaJSON}, "*/*": {"*/*"},
+	"image/png": {"image/png"}, "image/jpeg": {"image/jpeg"}, "image/tiff": {"image/tiff"},
+}
 
-func acceptValues(a string) []string {
-	switch a {
-	case mediaJSON:
-		return acceptJSON
-	case "*/*":
-		return acceptAny
+func headerValues(v string) []string {
+	if vs, ok := sharedValues[v]; ok {
+		return vs
 	}
-	return []string{a}
+	return []string{v}
 }
 
 func (c *Client) transportError(op *operation, st *callState, err error) error {
@@ -765,7 +793,7 @@ func (c *Client) transportError(op *operation, st *callState, err error) error {
 	}
 	return &TransportError{
 		Method:    op.method,
-		Path:      apiPrefix + op.path,
+		Path:      op.urlPath(),
 		Attempts:  attempts,
 		MaybeSent: !isDialError(err),
 		Err:       err,
@@ -780,7 +808,7 @@ func (c *Client) newAPIError(op *operation, resp *http.Response) *APIError {
 	e := &APIError{
 		StatusCode: resp.StatusCode,
 		Method:     op.method,
-		Path:       apiPrefix + op.path,
+		Path:       op.urlPath(),
 		Body:       body,
 		Message:    errorMessage(body),
 	}
@@ -815,7 +843,7 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	if ctx.Err() != nil {
 		return false, nil
 	}
-	op := st.op
+	op := &st.op
 	var (
 		retryAfter    time.Duration
 		hasRetryAfter bool
@@ -857,7 +885,7 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	}
 	if c.logger != nil {
 		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter retry",
-			slog.String("method", op.method), slog.String("path", apiPrefix+op.path),
+			slog.String("method", op.method), slog.String("path", op.urlPath()),
 			slog.Int("attempt", st.attempts), slog.String("reason", reason), slog.Duration("wait", wait))
 	}
 	if err := c.sleep(ctx, wait); err != nil {
@@ -1075,9 +1103,9 @@ func (c *Client) readBody(op *operation, resp *http.Response) (*bytes.Buffer, er
 	if err != nil {
 		putBuf(buf)
 		if errors.Is(err, ErrResponseTooLarge) {
-			return nil, &DecodeError{Method: op.method, Path: apiPrefix + op.path, StatusCode: resp.StatusCode, What: "response", Err: err}
+			return nil, &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: resp.StatusCode, What: "response", Err: err}
 		}
-		return nil, &TransportError{Method: op.method, Path: apiPrefix + op.path, Attempts: 1, MaybeSent: true, Err: err}
+		return nil, &TransportError{Method: op.method, Path: op.urlPath(), Attempts: 1, MaybeSent: true, Err: err}
 	}
 	return buf, nil
 }
@@ -1111,7 +1139,7 @@ func (c *Client) doJSON(ctx context.Context, op *operation, what string, v any) 
 		err = json.Unmarshal(b, v)
 	}
 	if err != nil {
-		return &DecodeError{Method: op.method, Path: apiPrefix + op.path, StatusCode: resp.StatusCode, What: what, Snippet: oneLine(string(c.redact(b)), 256), Err: err}
+		return &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: resp.StatusCode, What: what, Snippet: oneLine(string(c.redact(b)), 256), Err: err}
 	}
 	return nil
 }
@@ -1139,7 +1167,7 @@ func (c *Client) decodeRaw(op *operation, status int, body []byte) (json.RawMess
 		return json.RawMessage{}, nil
 	}
 	if !json.Valid(b) {
-		return nil, &DecodeError{Method: op.method, Path: apiPrefix + op.path, StatusCode: status, What: "JSON", Snippet: oneLine(string(c.redact(b)), 256), Err: errors.New("body is not valid JSON")}
+		return nil, &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: status, What: "JSON", Snippet: oneLine(string(c.redact(b)), 256), Err: errors.New("body is not valid JSON")}
 	}
 	return json.RawMessage(bytes.Clone(b)), nil
 }
@@ -1183,7 +1211,7 @@ func (c *Client) decodeDictionary(op *operation, status int, body []byte) (map[s
 		err = errors.New("null body")
 	}
 	if err != nil {
-		return nil, &DecodeError{Method: op.method, Path: apiPrefix + op.path, StatusCode: status, What: "dictionary", Snippet: oneLine(string(c.redact(b)), 256), Err: err}
+		return nil, &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: status, What: "dictionary", Snippet: oneLine(string(c.redact(b)), 256), Err: err}
 	}
 	return out, nil
 }

@@ -156,20 +156,20 @@ func isNumberByte(c byte) bool {
 // History returns the print history of printer, or of the single printer when printer is ""
 // (GET /api/v3/printers/{name}/printHistory or /api/v3/printHistory).
 func (s *PrintersService) History(ctx context.Context, printer string, opts *HistoryOptions) (*PrintHistory, error) {
-	const op = "Printers.History"
-	path, err := printerPath(op, printer, "/printHistory")
+	o := operation{name: "Printers.History", method: "GET"}
+	if err := o.setPrinterPath(printer, "/printHistory"); err != nil {
+		return nil, err
+	}
+	if err := opts.validate(o.name); err != nil {
+		return nil, err
+	}
+	q, err := encodeQuery(o.name, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := opts.validate(op); err != nil {
-		return nil, err
-	}
-	q, err := encodeQuery(op, opts)
-	if err != nil {
-		return nil, err
-	}
+	o.query = q
 	h := new(PrintHistory)
-	if err := s.client.doJSON(ctx, &operation{name: op, method: "GET", path: path, query: q}, "PrintHistory", h); err != nil {
+	if err := s.client.doJSON(ctx, &o, "PrintHistory", h); err != nil {
 		return nil, err
 	}
 	return h, nil

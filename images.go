@@ -59,7 +59,7 @@ func (s *ImagesService) Info(ctx context.Context, name string) (*ImageInfo, erro
 		return nil, err
 	}
 	info := new(ImageInfo)
-	if err := s.client.doJSON(ctx, &operation{name: op, method: "GET", path: "/images/" + esc + "/info"}, "ImageInfo", info); err != nil {
+	if err := s.client.doJSON(ctx, &operation{name: op, method: "GET", path: "/images/", seg: esc, tail: "/info"}, "ImageInfo", info); err != nil {
 		return nil, err
 	}
 	return info, nil
@@ -77,7 +77,7 @@ func (s *ImagesService) Download(ctx context.Context, name string, w io.Writer) 
 	if w == nil {
 		return "", invalidArg(op, "writer is nil")
 	}
-	o := &operation{name: op, method: "GET", path: "/images/" + esc, accept: "*/*"}
+	o := &operation{name: op, method: "GET", path: "/images/", seg: esc, accept: "*/*"}
 	resp, err := s.client.send(ctx, o)
 	if err != nil {
 		return "", err
@@ -117,7 +117,7 @@ func (s *ImagesService) Put(ctx context.Context, name string, body io.Reader, co
 	if sb.length == 0 {
 		return invalidArg(op, "body is empty")
 	}
-	return s.client.doNoContent(ctx, &operation{name: op, method: "PUT", path: "/images/" + esc, query: q, stream: sb, contentType: mt})
+	return s.client.doNoContent(ctx, &operation{name: op, method: "PUT", path: "/images/", seg: esc, query: q, stream: sb, contentType: mt})
 }
 
 // PutFile uploads the image file at path as the image called name, with the content type read
@@ -167,7 +167,7 @@ func (s *ImagesService) PutJSON(ctx context.Context, name string, img ImageUploa
 	if err != nil {
 		return err
 	}
-	return s.client.doNoContent(ctx, &operation{name: op, method: "PUT", path: "/images/" + esc, body: body, contentType: mediaJSON})
+	return s.client.doNoContent(ctx, &operation{name: op, method: "PUT", path: "/images/", seg: esc, body: body, contentType: mediaJSON})
 }
 
 // Delete deletes the image called name (DELETE /api/v3/images/{name}).
@@ -177,7 +177,7 @@ func (s *ImagesService) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return s.client.doNoContent(ctx, &operation{name: op, method: "DELETE", path: "/images/" + esc})
+	return s.client.doNoContent(ctx, &operation{name: op, method: "DELETE", path: "/images/", seg: esc})
 }
 
 // WaitReady polls Info until the image called name is READY and returns its info. An image in

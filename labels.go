@@ -29,7 +29,7 @@ func (s *LabelsService) Get(ctx context.Context, name string) (json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	return s.client.doRaw(ctx, &operation{name: op, method: "GET", path: "/labels/" + esc})
+	return s.client.doRaw(ctx, &operation{name: op, method: "GET", path: "/labels/", seg: esc})
 }
 
 // Put creates or replaces the label called name (PUT /api/v3/labels/{name}). A json.RawMessage
@@ -44,7 +44,7 @@ func (s *LabelsService) Put(ctx context.Context, name string, label any) error {
 	if err != nil {
 		return err
 	}
-	return s.client.doNoContent(ctx, &operation{name: op, method: "PUT", path: "/labels/" + esc, body: body, contentType: mediaJSON})
+	return s.client.doNoContent(ctx, &operation{name: op, method: "PUT", path: "/labels/", seg: esc, body: body, contentType: mediaJSON})
 }
 
 // Delete deletes the label called name (DELETE /api/v3/labels/{name}).
@@ -54,7 +54,7 @@ func (s *LabelsService) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return s.client.doNoContent(ctx, &operation{name: op, method: "DELETE", path: "/labels/" + esc})
+	return s.client.doNoContent(ctx, &operation{name: op, method: "DELETE", path: "/labels/", seg: esc})
 }
 
 // Simulate returns the printer's simulation of the label called name, filled from a table row
@@ -81,5 +81,5 @@ func (s *LabelsService) Simulate(ctx context.Context, name string, opts *Simulat
 	if err != nil {
 		return nil, err
 	}
-	return s.client.doRaw(ctx, &operation{name: op, method: "GET", path: "/labels/" + esc + "/simulation", query: q})
+	return s.client.doRaw(ctx, &operation{name: op, method: "GET", path: "/labels/", seg: esc, tail: "/simulation", query: q})
 }

@@ -1,7 +1,6 @@
 package labelprinter
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"sort"
@@ -125,20 +124,15 @@ func (j *PrintJob) Validate() error {
 }
 
 // MarshalJSON encodes the typed fields and merges Extra, in sorted key order.
-func (j PrintJob) MarshalJSON() ([]byte, error) {
+func (j PrintJob) MarshalJSON() ([]byte, error) { return j.marshal() }
+
+// marshal is MarshalJSON on a pointer, which spares PrintJob calls a copy of the job.
+func (j *PrintJob) marshal() ([]byte, error) {
 	type plain PrintJob
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode((*plain)(&j)); err != nil {
-		return nil, err
+	out, err := json.Marshal((*plain)(j))
+	if err != nil || len(j.Extra) == 0 {
+		return out, err
 	}
-	out := bytes.TrimRight(buf.Bytes(), "\n")
-	if len(j.Extra) == 0 {
-		return out, nil
-	}
-	// buf is reused for each extra value below, so out must not alias it.
-	out = bytes.Clone(out)
 	keys := make([]string, 0, len(j.Extra))
 	for k := range j.Extra {
 		if printJobFields[k] {
@@ -156,28 +150,13 @@ func (j PrintJob) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		buf.Reset()
-		if err := enc.Encode(j.Extra[k]); err != nil {
+		vb, err := json.Marshal(j.Extra[k])
+		if err != nil {
 			return nil, err
 		}
-		out = append(out, kb...)
-		out = append(out, ':')
-		out = append(out, bytes.TrimRight(buf.Bytes(), "\n")...)
+		out = append(append(append(out, kb...), ':'), vb...)
 	}
 	return append(out, '}'), nil
-}
-
-// printerPath returns the path of a printer operation, or of the single-printer form when
-// printer is "".
-func printerPath(op, printer, suffix string) (string, error) {
-	if printer == "" {
-		return suffix, nil
-	}
-	name, err := escapeName(op, "printer", printer)
-	if err != nil {
-		return "", err
-	}
-	return "/printers/" + name + suffix, nil
 }
 
 // PrintJob selects job on printer, or on the single printer when printer is "" (POST
@@ -186,30 +165,29 @@ func printerPath(op, printer, suffix string) (string, error) {
 // the printer matches ErrOutcomeUnknown. The response, which the contract does not describe,
 // is returned as is.
 func (s *PrintersService) PrintJob(ctx context.Context, printer string, job *PrintJob) (json.RawMessage, error) {
-	const op = "Printers.PrintJob"
-	path, err := printerPath(op, printer, "/printJob")
-	if err != nil {
+	o := operation{name: "Printers.PrintJob", method: "POST", contentType: mediaJSON, class: printOnce}
+	if err := o.setPrinterPath(printer, "/printJob"); err != nil {
 		return nil, err
 	}
 	if err := job.Validate(); err != nil {
 		return nil, err
 	}
-	body, err := job.MarshalJSON()
+	body, err := job.marshal()
 	if err != nil {
-		return nil, invalidArg(op, "encoding job: %v", err)
+		return nil, invalidArg(o.name, "encoding job: %v", err)
 	}
-	return s.client.doRaw(ctx, &operation{name: op, method: "POST", path: path, body: body, contentType: mediaJSON, class: printOnce})
+	o.body = body
+	return s.client.doRaw(ctx, &o)
 }
 
 // DeselectJobs deselects every job on printer (or on the single printer when printer is "") by
 // sending printJob with an empty body, as the contract's first mode says.
 func (s *PrintersService) DeselectJobs(ctx context.Context, printer string) (json.RawMessage, error) {
-	const op = "Printers.DeselectJobs"
-	path, err := printerPath(op, printer, "/printJob")
-	if err != nil {
+	o := operation{name: "Printers.DeselectJobs", method: "POST", hasBody: true, contentType: mediaJSON, class: printOnce}
+	if err := o.setPrinterPath(printer, "/printJob"); err != nil {
 		return nil, err
 	}
-	return s.client.doRaw(ctx, &operation{name: op, method: "POST", path: path, hasBody: true, contentType: mediaJSON, class: printOnce})
+	return s.client.doRaw(ctx, &o)
 }
 
 // AbortPrint aborts printing on printer (POST /api/v3/printers/{name}/abortPrint). Aborting
@@ -220,7 +198,7 @@ func (s *PrintersService) AbortPrint(ctx context.Context, printer string) (json.
 	if err != nil {
 		return nil, err
 	}
-	return s.client.doRaw(ctx, &operation{name: op, method: "POST", path: "/printers/" + name + "/abortPrint", class: idempotent})
+	return s.client.doRaw(ctx, &operation{name: op, method: "POST", path: "/printers/", seg: name, tail: "/abortPrint", class: idempotent})
 }
 
 // Trigger triggers one print on printer (POST /api/v3/printers/{name}/trigger). Like PrintJob
@@ -232,19 +210,18 @@ func (s *PrintersService) Trigger(ctx context.Context, printer string) (json.Raw
 	if err != nil {
 		return nil, err
 	}
-	return s.client.doRaw(ctx, &operation{name: op, method: "POST", path: "/printers/" + name + "/trigger", class: printOnce})
+	return s.client.doRaw(ctx, &operation{name: op, method: "POST", path: "/printers/", seg: name, tail: "/trigger", class: printOnce})
 }
 
 // Counters returns the print counters of printer, or of the single printer when printer is ""
 // (GET /api/v3/printers/{name}/printCounters or /api/v3/printCounters).
 func (s *PrintersService) Counters(ctx context.Context, printer string) (*PrintCounters, error) {
-	const op = "Printers.Counters"
-	path, err := printerPath(op, printer, "/printCounters")
-	if err != nil {
+	o := operation{name: "Printers.Counters", method: "GET"}
+	if err := o.setPrinterPath(printer, "/printCounters"); err != nil {
 		return nil, err
 	}
 	pc := new(PrintCounters)
-	if err := s.client.doJSON(ctx, &operation{name: op, method: "GET", path: path}, "PrintCounters", pc); err != nil {
+	if err := s.client.doJSON(ctx, &o, "PrintCounters", pc); err != nil {
 		return nil, err
 	}
 	return pc, nil

@@ -21,7 +21,7 @@ func (s *TablesService) Get(ctx context.Context, name string) (json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	return s.client.doRaw(ctx, &operation{name: op, method: "GET", path: "/tables/" + esc})
+	return s.client.doRaw(ctx, &operation{name: op, method: "GET", path: "/tables/", seg: esc})
 }
 
 // Put creates or replaces the table called name (PUT /api/v3/tables/{name}). A json.RawMessage
@@ -36,7 +36,7 @@ func (s *TablesService) Put(ctx context.Context, name string, table any) error {
 	if err != nil {
 		return err
 	}
-	return s.client.doNoContent(ctx, &operation{name: op, method: "PUT", path: "/tables/" + esc, body: body, contentType: mediaJSON})
+	return s.client.doNoContent(ctx, &operation{name: op, method: "PUT", path: "/tables/", seg: esc, body: body, contentType: mediaJSON})
 }
 
 // Delete deletes the table called name (DELETE /api/v3/tables/{name}).
@@ -46,5 +46,5 @@ func (s *TablesService) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return s.client.doNoContent(ctx, &operation{name: op, method: "DELETE", path: "/tables/" + esc})
+	return s.client.doNoContent(ctx, &operation{name: op, method: "DELETE", path: "/tables/", seg: esc})
 }
