@@ -194,3 +194,19 @@ func TestEmptyBodyEveryOperation(t *testing.T) {
 		}
 	}
 }
+
+// TestContentTypeIgnoredForJSON pins that JSON is decoded by content: a wrong or missing
+// Content-Type with a valid body still decodes (printers are lax about it), and an HTML page is
+// refused by the decoder, not by its header.
+func TestContentTypeIgnoredForJSON(t *testing.T) {
+	for _, ct := range []string{"", "text/html", "text/plain; charset=latin1", "application/octet-stream"} {
+		srv := rtStart(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+			w.Header()["Content-Type"] = []string{ct}
+			io.WriteString(w, `{"triggers":1,"triggerBounces":0,"printedLabels":1}`)
+		})
+		c, _ := rtClient(t, srv.URL)
+		if pc, err := c.Printers.Counters(t.Context(), "p"); err != nil || pc.Triggers != 1 {
+			t.Errorf("Content-Type %q: %+v %v", ct, pc, err)
+		}
+	}
+}
