@@ -752,7 +752,7 @@ func TestBodiesClosed(t *testing.T) {
 		case "/api/v3/labels/big":
 			_, _ = io.CopyN(w, zeros{}, 4<<20)
 		case "/api/v3/labels/away":
-			http.Redirect(w, r, other.URL, 302)
+			http.Redirect(w, r, other.URL, http.StatusFound)
 		}
 	})
 	tr := &trackingTransport{rt: DefaultTransport()}

@@ -79,7 +79,7 @@ func TestNoSecretLeaks(t *testing.T) {
 		"500 echo":    echo(500),
 		"decode echo": echo(200),
 		"redirect": func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, other.URL+"/x?token="+canaryToken, 302)
+			http.Redirect(w, r, other.URL+"/x?token="+canaryToken, http.StatusFound)
 		},
 		"reset":        func(w http.ResponseWriter, r *http.Request) { rtReset(w) },
 		"slow headers": func(w http.ResponseWriter, r *http.Request) { time.Sleep(300 * time.Millisecond) },
