@@ -132,15 +132,16 @@ func (s *ImagesService) PutFile(ctx context.Context, name, path string, opts *Im
 	defer f.Close()
 	head := make([]byte, 8)
 	n, _ := f.ReadAt(head, 0)
-	ct := sniffImage(head[:n])
+	ct := DetectImageType(head[:n])
 	if ct == "" {
 		return invalidArg(op, "%s is not a PNG, JPEG or TIFF file (use PutJSON for NetPBM)", path)
 	}
 	return s.Put(ctx, name, f, ct, opts)
 }
 
-// sniffImage returns the media type of a PNG, JPEG or TIFF header, or "".
-func sniffImage(b []byte) string {
+// DetectImageType returns the upload content type of an image file from its first bytes:
+// image/png, image/jpeg or image/tiff, or "" for anything else.
+func DetectImageType(b []byte) string {
 	switch {
 	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
 		return "image/png"

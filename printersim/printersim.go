@@ -388,14 +388,31 @@ func readJSONObject(w http.ResponseWriter, r *http.Request) (json.RawMessage, bo
 
 // --- labels ---
 
-func (s *Simulator) listLabels(w http.ResponseWriter, r *http.Request) {
+func (s *Simulator) listLabels(w http.ResponseWriter, r *http.Request) { listNames(s, w, s.labels) }
+
+// listNames answers the dictionary of a store's names, each entry {}.
+func listNames[V any](s *Simulator, w http.ResponseWriter, m map[string]V) {
 	s.mu.Lock()
-	out := make(map[string]struct{}, len(s.labels))
-	for k := range s.labels {
+	out := make(map[string]struct{}, len(m))
+	for k := range m {
 		out[k] = struct{}{}
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, out)
+}
+
+// deleteNamed deletes the request's {name} from a store, answering 204, or 404 when unknown.
+func deleteNamed[V any](s *Simulator, w http.ResponseWriter, r *http.Request, m map[string]V, noun string) {
+	name := r.PathValue("name")
+	s.mu.Lock()
+	_, ok := m[name]
+	delete(m, name)
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "no "+noun+" "+strconv.Quote(name))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Simulator) getLabel(w http.ResponseWriter, r *http.Request) {
@@ -428,16 +445,7 @@ func (s *Simulator) putLabel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Simulator) deleteLabel(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	s.mu.Lock()
-	_, ok := s.labels[name]
-	delete(s.labels, name)
-	s.mu.Unlock()
-	if !ok {
-		writeError(w, http.StatusNotFound, "no label "+strconv.Quote(name))
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	deleteNamed(s, w, r, s.labels, "label")
 }
 
 func (s *Simulator) simulate(w http.ResponseWriter, r *http.Request) {
@@ -572,15 +580,7 @@ func parseTable(b []byte) (*table, error) {
 	return &t, nil
 }
 
-func (s *Simulator) listTables(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	out := make(map[string]struct{}, len(s.tables))
-	for k := range s.tables {
-		out[k] = struct{}{}
-	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
-}
+func (s *Simulator) listTables(w http.ResponseWriter, r *http.Request) { listNames(s, w, s.tables) }
 
 func (s *Simulator) getTable(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
@@ -615,16 +615,7 @@ func (s *Simulator) putTable(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Simulator) deleteTable(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	s.mu.Lock()
-	_, ok := s.tables[name]
-	delete(s.tables, name)
-	s.mu.Unlock()
-	if !ok {
-		writeError(w, http.StatusNotFound, "no table "+strconv.Quote(name))
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	deleteNamed(s, w, r, s.tables, "table")
 }
 
 // --- status ---

@@ -261,15 +261,12 @@ func (a *app) progress(size int64, what string) (io.Writer, func()) {
 	return bar, func() { _ = bar.Finish() }
 }
 
+// sniff adds the JSON form to the image types the SDK recognises.
 func sniff(b []byte) string {
-	switch {
-	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
-		return "image/png"
-	case bytes.HasPrefix(b, []byte{0xff, 0xd8, 0xff}):
-		return "image/jpeg"
-	case bytes.HasPrefix(b, []byte("II*\x00")), bytes.HasPrefix(b, []byte("MM\x00*")):
-		return "image/tiff"
-	case bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")):
+	if ct := labelprinter.DetectImageType(b); ct != "" {
+		return ct
+	}
+	if bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
 		return "application/json"
 	}
 	return ""
