@@ -716,6 +716,20 @@ func Serve(ln net.Listener, sim *Simulator, wrap ...func(http.Handler) http.Hand
 	return s
 }
 
+// OrStart returns url when it is set, and otherwise starts a Simulator with opts and returns its
+// URL; stop closes whatever was started. It lets a program run against a real printer when given
+// one and against a simulated one otherwise.
+func OrStart(url string, opts ...Option) (baseURL string, stop func(), err error) {
+	if url != "" {
+		return url, func() {}, nil
+	}
+	srv, err := Start(opts...)
+	if err != nil {
+		return "", nil, err
+	}
+	return srv.URL, srv.Close, nil
+}
+
 // Close stops the server and closes every connection, leaving no goroutine behind.
 func (s *Server) Close() {
 	_ = s.srv.Close()

@@ -489,3 +489,25 @@ func TestConcurrentClients(t *testing.T) {
 		t.Errorf("after 500 concurrent triggers: %+v", c)
 	}
 }
+
+func TestOrStart(t *testing.T) {
+	url, stop, err := OrStart("http://printer.example")
+	if err != nil || url != "http://printer.example" {
+		t.Fatalf("given URL: %q %v", url, err)
+	}
+	stop()
+	url, stop, err = OrStart("", WithPrinters("x"))
+	if err != nil || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("started: %q %v", url, err)
+	}
+	defer stop()
+	resp, err := http.Get(url + "/api/v3/printers/x/printCounters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	http.DefaultClient.CloseIdleConnections()
+	if resp.StatusCode != 200 {
+		t.Errorf("status %d", resp.StatusCode)
+	}
+}

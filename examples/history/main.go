@@ -37,15 +37,12 @@ func main() {
 func run(ctx context.Context, url, printer string, opts *labelprinter.HistoryOptions, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	seed := false
-	if url == "" {
-		sim, err := printersim.Start(printersim.WithPrinters(printer))
-		if err != nil {
-			return err
-		}
-		defer sim.Close()
-		url, seed = sim.URL, true
+	seed := url == ""
+	url, stop, err := printersim.OrStart(url, printersim.WithPrinters(printer))
+	if err != nil {
+		return err
 	}
+	defer stop()
 	c, err := labelprinter.NewClient(url)
 	if err != nil {
 		return err

@@ -35,14 +35,11 @@ func main() {
 func run(ctx context.Context, url, printer, sku string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if url == "" {
-		sim, err := printersim.Start(printersim.WithPrinters(printer))
-		if err != nil {
-			return err
-		}
-		defer sim.Close()
-		url = sim.URL
+	url, stop, err := printersim.OrStart(url, printersim.WithPrinters(printer))
+	if err != nil {
+		return err
 	}
+	defer stop()
 	c, err := labelprinter.NewClient(url)
 	if err != nil {
 		return err

@@ -43,13 +43,13 @@ func run(ctx context.Context, url, printer string, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 
-	if url == "" {
-		sim, err := printersim.Start(printersim.WithPrinters(printer))
-		if err != nil {
-			return err
-		}
-		defer sim.Close()
-		url = sim.URL
+	simulated := url == ""
+	url, stop, err := printersim.OrStart(url, printersim.WithPrinters(printer))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if simulated {
 		fmt.Fprintf(out, "started a simulated printer %q at %s\n", printer, url)
 	}
 	c, err := labelprinter.NewClient(url)

@@ -40,14 +40,11 @@ func main() {
 func run(ctx context.Context, url, file, name string, intent labelprinter.Intent, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if url == "" {
-		sim, err := printersim.Start()
-		if err != nil {
-			return err
-		}
-		defer sim.Close()
-		url = sim.URL
+	url, stop, err := printersim.OrStart(url)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	if file == "" {
 		dir, err := os.MkdirTemp("", "upload-image")
 		if err != nil {

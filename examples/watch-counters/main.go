@@ -33,13 +33,13 @@ func main() {
 }
 
 func run(ctx context.Context, url, printer string, every time.Duration, out io.Writer) error {
-	if url == "" {
-		sim, err := printersim.Start(printersim.WithPrinters(printer))
-		if err != nil {
-			return err
-		}
-		defer sim.Close()
-		url = sim.URL
+	simulated := url == ""
+	url, stop, err := printersim.OrStart(url, printersim.WithPrinters(printer))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if simulated {
 		go simulateLine(ctx, url, printer, every)
 	}
 	c, err := labelprinter.NewClient(url)
