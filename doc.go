@@ -18,8 +18,11 @@
 //
 // The documented responses are typed: [ImageInfo], [PrintCounters], [PrintHistory]. Bodies the
 // contract does not describe (labels, tables, the answers of print control, the status) are
-// returned as json.RawMessage, empty when the printer sent no body. Numbers decode whether the
-// printer writes 3, 3.0 or 3e0, and enum values the SDK does not know are kept.
+// returned as json.RawMessage, empty when the printer sent no body. A documented struct that
+// arrives empty or null is a [*DecodeError] instead, since zero counters would be
+// indistinguishable from real ones. JSON is recognised by content, whatever the Content-Type.
+// Numbers decode whether the printer writes 3, 3.0 or 3e0, and enum values the SDK does not
+// know are kept.
 //
 // # Errors
 //
