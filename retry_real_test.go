@@ -241,7 +241,8 @@ func TestPrintOnceRetriesRefusedConnection(t *testing.T) {
 // TestRetryAfter: honoured in both forms on retryable statuses; over the cap or the deadline
 // the call returns at once.
 func TestRetryAfter(t *testing.T) {
-	date := time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)
+	// Far enough ahead that a slow machine still sees most of it, under the 30 s cap.
+	date := time.Now().Add(12 * time.Second).UTC().Format(http.TimeFormat)
 	for _, tc := range []struct {
 		name, value string
 		status      int
@@ -250,7 +251,7 @@ func TestRetryAfter(t *testing.T) {
 		{"seconds on 503", "2", 503, 2 * time.Second, 2 * time.Second},
 		{"seconds on 429", "1", 429, time.Second, time.Second},
 		{"seconds on 500", "1", 500, time.Second, time.Second},
-		{"HTTP date", date, 503, time.Second, 3 * time.Second},
+		{"HTTP date", date, 503, 5 * time.Second, 12 * time.Second},
 		{"zero", "0", 503, 0, 0},
 		{"garbage falls back to backoff", "soon", 503, 0, 100 * time.Millisecond},
 	} {
@@ -666,7 +667,7 @@ func TestHeaderTimeoutRetriedForGET(t *testing.T) {
 		io.WriteString(w, `{}`)
 	})
 	tr := DefaultTransport()
-	tr.ResponseHeaderTimeout = 50 * time.Millisecond
+	tr.ResponseHeaderTimeout = 300 * time.Millisecond
 	c, _ := rtClient(t, srv.URL, WithHTTPClient(&http.Client{Transport: tr}))
 	if _, err := c.Printers.Status(t.Context()); err != nil || srv.hits.Load() != 3 {
 		t.Errorf("err %v after %d requests, want success on the third", err, srv.hits.Load())
