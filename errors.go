@@ -51,9 +51,10 @@ const maxErrorBody = 64 << 10
 type APIError struct {
 	// StatusCode is the HTTP status the printer (or a proxy in front of it) answered.
 	StatusCode int
-	// Method and Path identify the request; Path is the escaped path, without the query.
+	// Method is the request's HTTP method.
 	Method string
-	Path   string
+	// Path is the request's escaped path, without the query.
+	Path string
 	// Body holds at most the first 64 KiB of the response body.
 	Body []byte
 	// Message is the "message" or "error" string of a JSON error body, or a short text body.
@@ -105,6 +106,7 @@ func (e *APIError) Is(target error) bool {
 // TransportError is returned when no HTTP response was received: the connection failed, was
 // reset, timed out or the context ended. Unwrap reaches the net/http error.
 type TransportError struct {
+	// Method and Path identify the request, as in APIError.
 	Method string
 	Path   string
 	// Attempts is the number of requests tried for this call.
@@ -112,7 +114,8 @@ type TransportError struct {
 	// MaybeSent is false only when the request provably never left this machine (the
 	// connection could not be made).
 	MaybeSent bool
-	Err       error
+	// Err is the error net/http returned.
+	Err error
 }
 
 // Error names the request and the cause, and says when the printer may have acted on it.
@@ -135,14 +138,17 @@ func (e *TransportError) Is(target error) bool {
 // DecodeError is returned when a 2xx response does not hold what the operation documents. It
 // keeps the status and a short sample of the body.
 type DecodeError struct {
-	Method     string
-	Path       string
+	// Method and Path identify the request, as in APIError.
+	Method string
+	Path   string
+	// StatusCode is the 2xx status the body came with.
 	StatusCode int
 	// What names the value being decoded, such as "PrintCounters".
 	What string
 	// Snippet holds at most 256 bytes of the body, on one line.
 	Snippet string
-	Err     error
+	// Err is the decoder's error, or ErrResponseTooLarge.
+	Err error
 }
 
 // Error names the operation, the expected value and the decoder's complaint.
@@ -161,8 +167,10 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // any redirect of a POST, PUT or DELETE, and any redirect of a GET to another scheme, host or
 // port. Following them could turn a print job into a GET or send credentials elsewhere.
 type RedirectError struct {
-	Method     string
-	Path       string
+	// Method and Path identify the request, as in APIError.
+	Method string
+	Path   string
+	// StatusCode is the redirect status (301, 302, 303, 307, 308).
 	StatusCode int
 	// Location is the redirect target without its query and fragment.
 	Location string

@@ -24,9 +24,10 @@ const (
 type HistoryOptions struct {
 	// Resolution is the bucket size; "" lets the printer choose (DAYS).
 	Resolution Resolution `url:"resolution,omitempty"`
-	// Start and End bound the range; they are sent as Unix seconds.
+	// Start is the start of the range, sent as Unix seconds; zero is not sent.
 	Start time.Time `url:"start,omitempty,unix"`
-	End   time.Time `url:"end,omitempty,unix"`
+	// End is the end of the range, sent as Unix seconds; zero is not sent.
+	End time.Time `url:"end,omitempty,unix"`
 }
 
 func (o *HistoryOptions) validate(op string) error {
@@ -47,7 +48,9 @@ func (o *HistoryOptions) validate(op string) error {
 // PrintHistory is a printer's print history: Count[i] labels were printed in the bucket that
 // starts at Time[i] (Unix seconds). Use Buckets for paired values.
 type PrintHistory struct {
-	Time  []int64 `json:"time"`
+	// Time holds the start of each bucket, in Unix seconds.
+	Time []int64 `json:"time"`
+	// Count holds the labels printed in each bucket.
 	Count []int64 `json:"count"`
 }
 

@@ -30,7 +30,9 @@ type ImagePutOptions struct {
 // ImageUpload is the JSON form of an image upload: the image file's bytes (PNG, JPEG, TIFF or
 // NetPBM), which travel base64-encoded, and an optional render intent.
 type ImageUpload struct {
-	Data   []byte `json:"data"`
+	// Data is the image file's bytes; it is sent base64-encoded.
+	Data []byte `json:"data"`
+	// Intent is the render intent; "" is not sent.
 	Intent Intent `json:"intent,omitempty"`
 }
 

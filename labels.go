@@ -12,9 +12,12 @@ type LabelsService service
 // SimulationOptions selects the table row a simulation fills the label from. TableName,
 // KeyColumn and Key go together: all three or none.
 type SimulationOptions struct {
+	// TableName is the table the row is taken from.
 	TableName string `url:"tableName,omitempty"`
+	// KeyColumn is the column searched for Key.
 	KeyColumn string `url:"keyColumn,omitempty"`
-	Key       string `url:"key,omitempty"`
+	// Key is the value searched in KeyColumn.
+	Key string `url:"key,omitempty"`
 }
 
 // List returns every label, keyed by name (GET /api/v3/labels).

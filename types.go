@@ -55,15 +55,22 @@ const (
 
 // ImageInfo is what the printer reports about a stored image (GET /api/v3/images/{name}/info).
 type ImageInfo struct {
-	FileSize int64       `json:"fileSize"`
-	Width    int64       `json:"width"`
-	Height   int64       `json:"height"`
-	WidthMM  float64     `json:"width_mm"`
-	HeightMM float64     `json:"height_mm"`
-	Format   ImageFormat `json:"format"`
-	Intent   Intent      `json:"intent,omitempty"`
-	State    ImageState  `json:"state"`
-	UID      string      `json:"uid"`
+	// FileSize is the size of the image file, in bytes.
+	FileSize int64 `json:"fileSize"`
+	// Width and Height are the image's size in pixels.
+	Width  int64 `json:"width"`
+	Height int64 `json:"height"`
+	// WidthMM and HeightMM are the image's printed size in millimetres.
+	WidthMM  float64 `json:"width_mm"`
+	HeightMM float64 `json:"height_mm"`
+	// Format is the image's pixel layout.
+	Format ImageFormat `json:"format"`
+	// Intent is the render intent the image was stored with.
+	Intent Intent `json:"intent,omitempty"`
+	// State is PROCESSING until the printer has processed the image, then READY or ERROR.
+	State ImageState `json:"state"`
+	// UID is the printer's unique ID of the image.
+	UID string `json:"uid"`
 }
 
 // UnmarshalJSON accepts every JSON form of the documented numbers (3, 3.0, 3e0).
@@ -92,10 +99,14 @@ func (i *ImageInfo) UnmarshalJSON(b []byte) error {
 
 // ImageFormat describes an image's pixel layout.
 type ImageFormat struct {
-	Alpha          Alpha      `json:"alpha"`
-	BitsPerChannel int64      `json:"bitsPerChannel"`
-	Channels       int64      `json:"channels"`
-	ColorSpace     ColorSpace `json:"colorSpace,omitempty"`
+	// Alpha says how the alpha channel is stored.
+	Alpha Alpha `json:"alpha"`
+	// BitsPerChannel is the depth of each channel.
+	BitsPerChannel int64 `json:"bitsPerChannel"`
+	// Channels is the number of channels, alpha included.
+	Channels int64 `json:"channels"`
+	// ColorSpace is "" when the printer does not report one.
+	ColorSpace ColorSpace `json:"colorSpace,omitempty"`
 }
 
 // UnmarshalJSON accepts every JSON form of the documented numbers (3, 3.0, 3e0).
@@ -115,9 +126,12 @@ func (f *ImageFormat) UnmarshalJSON(b []byte) error {
 
 // PrintCounters are a printer's running totals (GET .../printCounters).
 type PrintCounters struct {
-	Triggers       int64 `json:"triggers"`
+	// Triggers counts every trigger the printer received.
+	Triggers int64 `json:"triggers"`
+	// TriggerBounces counts the triggers that found nothing to print.
 	TriggerBounces int64 `json:"triggerBounces"`
-	PrintedLabels  int64 `json:"printedLabels"`
+	// PrintedLabels counts the labels printed.
+	PrintedLabels int64 `json:"printedLabels"`
 }
 
 // UnmarshalJSON accepts every JSON form of the documented numbers (3, 3.0, 3e0).

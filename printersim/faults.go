@@ -27,9 +27,12 @@ const (
 // applies to (0 means every one until ClearFaults). Delay comes first; then a reset, a status,
 // or a truncated answer.
 type Fault struct {
+	// Method is the HTTP method of the requests to fail.
 	Method string
-	Route  string
-	Times  int
+	// Route is the contract's path pattern of the requests to fail.
+	Route string
+	// Times is how many requests the fault applies to; 0 means all until ClearFaults.
+	Times int
 	// Status answers this status with a JSON error instead of serving the request.
 	Status int
 	// RetryAfter, when set, is sent as the Retry-After header with Status.

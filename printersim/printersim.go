@@ -329,9 +329,12 @@ func keys[V any](m map[string]V) []string {
 
 // Counters are a printer's running totals, as the printCounters endpoint reports them.
 type Counters struct {
-	Triggers       int64 `json:"triggers"`
+	// Triggers counts every trigger, bounces included.
+	Triggers int64 `json:"triggers"`
+	// TriggerBounces counts the triggers that found no job.
 	TriggerBounces int64 `json:"triggerBounces"`
-	PrintedLabels  int64 `json:"printedLabels"`
+	// PrintedLabels counts the labels printed.
+	PrintedLabels int64 `json:"printedLabels"`
 }
 
 type errorBody struct {
