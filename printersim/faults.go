@@ -151,6 +151,8 @@ func (d discardWriter) Header() http.Header         { return d.header }
 func (d discardWriter) WriteHeader(int)             {}
 func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 
+// bufferWriter records a handler's answer: for truncated replies and for the mux's own
+// answers to unmatched requests.
 type bufferWriter struct {
 	header http.Header
 	status int

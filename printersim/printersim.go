@@ -231,13 +231,13 @@ func (s *Simulator) serve(w http.ResponseWriter, r *http.Request, pattern string
 	}
 	// The mux answers unmatched requests in plain text; capture its status (404 or 405, with
 	// Allow) and answer in JSON like every other error.
-	rec := &captureWriter{header: http.Header{}}
+	rec := &bufferWriter{header: http.Header{}}
 	s.mux.ServeHTTP(rec, r)
 	if allow := rec.header.Get("Allow"); allow != "" {
 		w.Header().Set("Allow", allow)
 	}
-	code := rec.status
-	if code == 0 || code == http.StatusOK {
+	code := rec.code()
+	if code == http.StatusOK {
 		code = http.StatusNotFound
 	}
 	writeError(w, code, http.StatusText(code)+": "+r.Method+" "+r.URL.EscapedPath())
@@ -645,23 +645,6 @@ func (s *Simulator) status(w http.ResponseWriter, r *http.Request) {
 		Ink:      []inkStatus{{State: "STARTED", RagStatus: "GREEN", Level: "OK", Errors: []string{}, Warnings: []string{}}},
 		Printers: slices.Clone(s.cfg.printers),
 	})
-}
-
-// captureWriter records what the mux answers to an unmatched request.
-type captureWriter struct {
-	header http.Header
-	status int
-}
-
-func (c *captureWriter) Header() http.Header { return c.header }
-func (c *captureWriter) WriteHeader(code int) {
-	if c.status == 0 {
-		c.status = code
-	}
-}
-func (c *captureWriter) Write(b []byte) (int, error) {
-	c.WriteHeader(http.StatusOK)
-	return len(b), nil
 }
 
 // --- serving ---
