@@ -702,6 +702,18 @@ func Serve(ln net.Listener, sim *Simulator, wrap ...func(http.Handler) http.Hand
 	return s
 }
 
+// SplitPrinters reads a comma-separated list of printer names, as the commands take it,
+// dropping blanks.
+func SplitPrinters(list string) []string {
+	var out []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // OrStart returns url when it is set, and otherwise starts a Simulator with opts and returns its
 // URL; stop closes whatever was started. It lets a program run against a real printer when given
 // one and against a simulated one otherwise.

@@ -714,12 +714,7 @@ func (a *app) simCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "sim", Short: "Run a simulated printer to try every command without one", Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var names []string
-			for _, n := range strings.Split(printers, ",") {
-				if n = strings.TrimSpace(n); n != "" {
-					names = append(names, n)
-				}
-			}
+			names := printersim.SplitPrinters(printers)
 			if len(names) == 0 {
 				return usagef("--printers names no printer")
 			}

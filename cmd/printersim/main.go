@@ -41,7 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	names := splitNames(*printers)
+	names := printersim.SplitPrinters(*printers)
 	if len(names) == 0 {
 		fmt.Fprintln(stderr, "printersim: -printers names no printer")
 		return 2
@@ -61,16 +61,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	srv.Close()
 	fmt.Fprintln(stdout, "printersim: stopped")
 	return 0
-}
-
-func splitNames(s string) []string {
-	var out []string
-	for _, n := range strings.Split(s, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // statusWriter remembers the status a handler answered, for the request log.
