@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -258,7 +259,127 @@ func FuzzPrintJob(f *testing.F) {
 		if copies > 0 && m["copies"] != float64(copies) {
 			t.Fatalf("copies %v", m["copies"])
 		}
+		checkLikeEncodingJSON(t, j, b)
 	})
+}
+
+// FuzzPrintJobEncoding holds the PrintJob encoder to encoding/json on the fields FuzzPrintJob
+// leaves out: floats, the other strings and flags, and inline label data.
+func FuzzPrintJobEncoding(f *testing.F) {
+	f.Add("Label <&>", "line\n\"two\"\t\\", "Printed", 12.5, 1e-7, 3e21, true, `{"objects": [ {"text": "a<b"} ]}`)
+	f.Add("\xff\xfe", "\u2028\u2029\x00\x1f\x7f", "", -0.0, math.SmallestNonzeroFloat64, math.MaxFloat64, false, "")
+	f.Add("ü😀", "", "c", 1.0, 100.0, 0.000001, false, `[1, 2]`)
+	f.Fuzz(func(t *testing.T, label, desc, printed string, delay, gap, interval float64, freeze bool, data string) {
+		j := &PrintJob{LabelName: label, Description: desc, PrintedColumn: printed, PrintDelay: delay,
+			AutoPrintGap: gap, AutoPrintInterval: interval, Freeze: Ptr(freeze), Checkpoint: Ptr(!freeze)}
+		if printed != "" {
+			j.TableName = "T"
+		}
+		if data != "" {
+			j.LabelData = json.RawMessage(data)
+		}
+		if err := j.Validate(); err != nil {
+			if !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("untyped error %v", err)
+			}
+			if _, err := j.MarshalJSON(); err == nil && (math.IsNaN(delay) || math.IsInf(delay, 0)) {
+				t.Fatalf("MarshalJSON encodes a printDelay of %v", delay)
+			}
+			return
+		}
+		b, err := j.MarshalJSON()
+		if err != nil {
+			t.Fatalf("valid job does not encode: %v", err)
+		}
+		checkLikeEncodingJSON(t, j, b)
+	})
+}
+
+// TestPrintJobEncoding sets every field of PrintJob through reflection, so a field added later
+// and forgotten by the encoder fails here, and compares the encoding with encoding/json's.
+func TestPrintJobEncoding(t *testing.T) {
+	j := &PrintJob{}
+	v := reflect.ValueOf(j).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch name := v.Type().Field(i).Name; {
+		case name == "Extra":
+			f.Set(reflect.ValueOf(map[string]any{"zeta": []int{1, 2}, "alpha": "<b>", "mid\xff": nil}))
+		case f.Type() == reflect.TypeFor[json.RawMessage]():
+			f.SetBytes([]byte(` { "objects" : [ "x\u00e9" ] } `))
+		case f.Kind() == reflect.String:
+			f.SetString(name + " \"q\" \\ <&> \x01 é \xff")
+		case f.Kind() == reflect.Int:
+			f.SetInt(int64(i + 1))
+		case f.Kind() == reflect.Float64:
+			f.SetFloat(float64(i) + 0.25)
+		case f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.Bool:
+			f.Set(reflect.ValueOf(Ptr(i%2 == 0)))
+		default:
+			t.Fatalf("field %s of kind %v: teach this test (and PrintJob.marshal) about it", name, f.Kind())
+		}
+	}
+	b, err := j.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLikeEncodingJSON(t, j, b)
+	if want := `"labelName":"LabelName \"q\" \\ <&> \u0001 é \ufffd"`; !strings.Contains(string(b), want) {
+		t.Errorf("encoded %s\nwant it to contain %s", b, want)
+	}
+	if !strings.Contains(string(b), `"labelData":{"objects":["x\u00e9"]}`) {
+		t.Errorf("label data not compacted: %s", b)
+	}
+	if a, m, z := strings.Index(string(b), `"alpha":`), strings.Index(string(b), `"mid\ufffd":null`), strings.Index(string(b), `"zeta":[1,2]}`); !(strings.Index(string(b), `"description"`) < a && a < m && m < z) {
+		t.Errorf("Extra not merged in key order: %s", b)
+	}
+
+	for _, bad := range []*PrintJob{
+		{LabelName: "L", PrintDelay: math.NaN()},
+		{LabelName: "L", AutoPrintGap: math.Inf(1)},
+		{LabelName: "L", AutoPrintInterval: math.Inf(-1)},
+	} {
+		if err := bad.Validate(); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Validate(%+v) = %v, want ErrInvalidArgument", bad, err)
+		}
+		if _, err := bad.MarshalJSON(); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("MarshalJSON(%+v) = %v, want ErrInvalidArgument", bad, err)
+		}
+	}
+}
+
+// checkLikeEncodingJSON fails t unless b, the SDK's encoding of j, decodes to what encoding/json
+// makes of the same fields and Extra (HTML escaping aside, which changes no decoded value).
+func checkLikeEncodingJSON(t *testing.T, j *PrintJob, b []byte) {
+	t.Helper()
+	type plain PrintJob // without the MarshalJSON method
+	wantBytes, err := json.Marshal((*plain)(j))
+	if err != nil {
+		t.Fatalf("encoding/json refuses %+v: %v", j, err)
+	}
+	var want, got map[string]any
+	if err := json.Unmarshal(wantBytes, &want); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range j.Extra {
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var key string
+		var val any
+		if json.Unmarshal(kb, &key) != nil || json.Unmarshal(vb, &val) != nil {
+			t.Fatalf("extra %q: %s", k, vb)
+		}
+		want[key] = val
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("the SDK's encoding is not JSON: %v\n%s", err, b)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the SDK encodes\n%s\nencoding/json\n%s", b, wantBytes)
+	}
 }
 
 func FuzzHistoryOptions(f *testing.F) {

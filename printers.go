@@ -1,9 +1,13 @@
 package labelprinter
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"sort"
+	"strconv"
+	"unicode/utf8"
 )
 
 // PrintersService controls printing: print jobs, abort, trigger, counters and history.
@@ -112,6 +116,14 @@ func (j *PrintJob) Validate() error {
 	if len(j.LabelData) > 0 && !json.Valid(j.LabelData) {
 		return invalidArg(op, "LabelData is not valid JSON")
 	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"PrintDelay", j.PrintDelay}, {"AutoPrintGap", j.AutoPrintGap}, {"AutoPrintInterval", j.AutoPrintInterval}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return invalidArg(op, "%s is %v, which JSON cannot carry", f.name, f.v)
+		}
+	}
 	for k := range j.Extra {
 		if printJobFields[k] {
 			return invalidArg(op, "Extra key %q collides with a PrintJob field", k)
@@ -123,40 +135,171 @@ func (j *PrintJob) Validate() error {
 	return nil
 }
 
-// MarshalJSON encodes the typed fields and merges Extra, in sorted key order.
+// MarshalJSON encodes the typed fields that are set, in declaration order, then Extra in sorted
+// key order. It fails on a NaN or infinite number, an invalid LabelData or an Extra key that
+// collides with a typed field.
 func (j PrintJob) MarshalJSON() ([]byte, error) { return j.marshal() }
 
-// marshal is MarshalJSON on a pointer, which spares PrintJob calls a copy of the job.
+// marshal is MarshalJSON on a pointer, which spares PrintJob calls a copy of the job. It writes
+// the fields itself instead of through encoding/json's reflection, which cost more than the rest
+// of a print call's own work; TestPrintJobEncoding and FuzzPrintJob hold it to encoding/json.
 func (j *PrintJob) marshal() ([]byte, error) {
-	type plain PrintJob
-	out, err := json.Marshal((*plain)(j))
-	if err != nil || len(j.Extra) == 0 {
-		return out, err
+	strs := len(j.LabelName) + len(j.LabelColumn) + len(j.TableName) + len(j.KeyColumn) + len(j.Key) +
+		len(j.CopiesColumn) + len(j.PrintedColumn) + len(j.Description)
+	w := objectWriter{b: make([]byte, 1, 96+strs+len(j.LabelData))}
+	w.b[0] = '{'
+	w.str("labelName", j.LabelName)
+	w.str("labelColumn", j.LabelColumn)
+	if len(j.LabelData) > 0 {
+		w.key("labelData")
+		buf := bytes.NewBuffer(w.b)
+		// Compact validates too, and keeps a pretty-printed label from bloating the body.
+		if err := json.Compact(buf, j.LabelData); err != nil {
+			return nil, invalidArg("PrintJob", "LabelData is not valid JSON: %v", err)
+		}
+		w.b = buf.Bytes()
 	}
-	keys := make([]string, 0, len(j.Extra))
-	for k := range j.Extra {
-		if printJobFields[k] {
-			return nil, invalidArg("PrintJob", "Extra key %q collides with a PrintJob field", k)
-		}
-		keys = append(keys, k)
+	w.str("tableName", j.TableName)
+	w.str("keyColumn", j.KeyColumn)
+	w.str("key", j.Key)
+	w.int("copies", j.Copies)
+	w.str("copiesColumn", j.CopiesColumn)
+	w.bool("queue", j.Queue)
+	w.bool("freeze", j.Freeze)
+	w.int("firstRow", j.FirstRow)
+	w.int("rowCount", j.RowCount)
+	w.str("printedColumn", j.PrintedColumn)
+	w.float("printDelay", j.PrintDelay)
+	w.float("autoPrintGap", j.AutoPrintGap)
+	w.float("autoPrintInterval", j.AutoPrintInterval)
+	w.bool("checkpoint", j.Checkpoint)
+	w.str("description", j.Description)
+	if w.err != nil {
+		return nil, w.err
 	}
-	sort.Strings(keys)
-	out = out[:len(out)-1] // drop '}'
-	for i, k := range keys {
-		if i > 0 || len(out) > 1 {
-			out = append(out, ',')
+	if len(j.Extra) > 0 {
+		keys := make([]string, 0, len(j.Extra))
+		for k := range j.Extra {
+			if printJobFields[k] {
+				return nil, invalidArg("PrintJob", "Extra key %q collides with a PrintJob field", k)
+			}
+			keys = append(keys, k)
 		}
-		kb, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
+		sort.Strings(keys)
+		for _, k := range keys {
+			vb, err := json.Marshal(j.Extra[k])
+			if err != nil {
+				return nil, invalidArg("PrintJob", "Extra key %q: %v", k, err)
+			}
+			w.sep()
+			w.b = appendJSONString(w.b, k)
+			w.b = append(append(w.b, ':'), vb...)
 		}
-		vb, err := json.Marshal(j.Extra[k])
-		if err != nil {
-			return nil, err
-		}
-		out = append(append(append(out, kb...), ':'), vb...)
 	}
-	return append(out, '}'), nil
+	return append(w.b, '}'), nil
+}
+
+// objectWriter appends the members of a JSON object whose values are set, the way
+// encoding/json's omitempty would.
+type objectWriter struct {
+	b   []byte // starts with '{'
+	err error
+}
+
+func (w *objectWriter) sep() {
+	if len(w.b) > 1 {
+		w.b = append(w.b, ',')
+	}
+}
+
+// key writes a member name; names are the PrintJob's own ASCII literals, which need no escaping.
+func (w *objectWriter) key(name string) {
+	w.sep()
+	w.b = append(append(append(w.b, '"'), name...), '"', ':')
+}
+
+func (w *objectWriter) str(name, v string) {
+	if v != "" {
+		w.key(name)
+		w.b = appendJSONString(w.b, v)
+	}
+}
+
+func (w *objectWriter) int(name string, v int) {
+	if v != 0 {
+		w.key(name)
+		w.b = strconv.AppendInt(w.b, int64(v), 10)
+	}
+}
+
+func (w *objectWriter) bool(name string, v *bool) {
+	if v != nil {
+		w.key(name)
+		w.b = strconv.AppendBool(w.b, *v)
+	}
+}
+
+// float writes v as encoding/json does: the shortest representation, in exponent form only
+// for very small or very large magnitudes. JSON has no NaN or infinity.
+func (w *objectWriter) float(name string, v float64) {
+	if v == 0 {
+		return
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		if w.err == nil {
+			w.err = invalidArg("PrintJob", "%s is %v, which JSON cannot carry", name, v)
+		}
+		return
+	}
+	w.key(name)
+	format := byte('f')
+	if abs := math.Abs(v); abs < 1e-6 || abs >= 1e21 {
+		format = 'e'
+	}
+	w.b = strconv.AppendFloat(w.b, v, format, -1, 64)
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and control characters
+// escaped, and each byte of invalid UTF-8 replaced by U+FFFD as encoding/json does. Unlike
+// json.Marshal it leaves <, > and & alone, as jsonBody does: a printer reads this, not a browser.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= ' ' && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(append(b, s[start:i]...), `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(append(b, s[start:]...), '"')
 }
 
 // PrintJob selects job on printer, or on the single printer when printer is "" (POST
@@ -174,7 +317,7 @@ func (s *PrintersService) PrintJob(ctx context.Context, printer string, job *Pri
 	}
 	body, err := job.marshal()
 	if err != nil {
-		return nil, invalidArg(o.name, "encoding job: %v", err)
+		return nil, err // already an ErrInvalidArgument naming the field
 	}
 	o.body = body
 	return s.client.doRaw(ctx, &o)
