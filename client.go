@@ -1012,40 +1012,42 @@ const (
 )
 
 // retryBudget is a token bucket shared by every call of a Client: retries spend tokens and
-// successes earn one back, so a dead printer stops being retried by everyone at once.
+// successes earn one back, so a dead printer stops being retried by everyone at once. It is
+// lock-free because every successful call refunds: with a full bucket, the usual state, a
+// refund is one atomic load and concurrent callers never write the shared cache line.
 type retryBudget struct {
-	mu       sync.Mutex
-	tokens   int
-	capacity int
+	tokens   atomic.Int64
+	capacity int64
 }
 
 func newRetryBudget(capacity int) *retryBudget {
-	return &retryBudget{tokens: capacity, capacity: capacity}
+	b := &retryBudget{capacity: int64(capacity)}
+	b.tokens.Store(int64(capacity))
+	return b
 }
 
 func (b *retryBudget) take(cost int) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.tokens < cost {
-		return false
+	for {
+		t := b.tokens.Load()
+		if t < int64(cost) {
+			return false
+		}
+		if b.tokens.CompareAndSwap(t, t-int64(cost)) {
+			return true
+		}
 	}
-	b.tokens -= cost
-	return true
 }
 
 func (b *retryBudget) refund() {
-	b.mu.Lock()
-	if b.tokens < b.capacity {
-		b.tokens++
+	for {
+		t := b.tokens.Load()
+		if t >= b.capacity || b.tokens.CompareAndSwap(t, t+1) {
+			return
+		}
 	}
-	b.mu.Unlock()
 }
 
-func (b *retryBudget) available() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.tokens
-}
+func (b *retryBudget) available() int { return int(b.tokens.Load()) }
 
 // encodeQuery encodes an options struct with go-querystring; a nil pointer gives "".
 func encodeQuery(op string, opts any) (string, error) {

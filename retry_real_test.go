@@ -581,6 +581,37 @@ func TestRetryBudget(t *testing.T) {
 }
 
 // TestConnectionReuse: sequential calls share one connection, on success and on small errors.
+// TestRetryBudgetConcurrent: the budget neither over-spends nor over-fills when many
+// goroutines take and refund at once (run under -race).
+func TestRetryBudgetConcurrent(t *testing.T) {
+	b := newRetryBudget(50)
+	var granted atomic.Int64
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				if b.take(retryCost) {
+					granted.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if granted.Load() != 50/retryCost || b.available() != 0 {
+		t.Fatalf("%d takes granted from 50 tokens, %d left; want %d and 0", granted.Load(), b.available(), 50/retryCost)
+	}
+	for range 100 {
+		wg.Add(1)
+		go func() { defer wg.Done(); b.refund() }()
+	}
+	wg.Wait()
+	if b.available() != 50 {
+		t.Fatalf("100 refunds left %d tokens, want the capacity 50", b.available())
+	}
+}
+
 func TestConnectionReuse(t *testing.T) {
 	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
