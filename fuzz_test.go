@@ -267,7 +267,7 @@ func FuzzPrintJob(f *testing.F) {
 // leaves out: floats, the other strings and flags, and inline label data.
 func FuzzPrintJobEncoding(f *testing.F) {
 	f.Add("Label <&>", "line\n\"two\"\t\\", "Printed", 12.5, 1e-7, 3e21, true, `{"objects": [ {"text": "a<b"} ]}`)
-	f.Add("\xff\xfe", "\u2028\u2029\x00\x1f\x7f", "", -0.0, math.SmallestNonzeroFloat64, math.MaxFloat64, false, "")
+	f.Add("\xff\xfe", "\u2028\u2029\x00\x1f\x7f", "", math.Copysign(0, -1), math.SmallestNonzeroFloat64, math.MaxFloat64, false, "")
 	f.Add("ü😀", "", "c", 1.0, 100.0, 0.000001, false, `[1, 2]`)
 	f.Fuzz(func(t *testing.T, label, desc, printed string, delay, gap, interval float64, freeze bool, data string) {
 		j := &PrintJob{LabelName: label, Description: desc, PrintedColumn: printed, PrintDelay: delay,
