@@ -162,17 +162,17 @@ func (j *PrintJob) marshal() ([]byte, error) {
 	w.str("tableName", j.TableName)
 	w.str("keyColumn", j.KeyColumn)
 	w.str("key", j.Key)
-	w.int("copies", j.Copies)
+	w.integer("copies", j.Copies)
 	w.str("copiesColumn", j.CopiesColumn)
-	w.bool("queue", j.Queue)
-	w.bool("freeze", j.Freeze)
-	w.int("firstRow", j.FirstRow)
-	w.int("rowCount", j.RowCount)
+	w.boolean("queue", j.Queue)
+	w.boolean("freeze", j.Freeze)
+	w.integer("firstRow", j.FirstRow)
+	w.integer("rowCount", j.RowCount)
 	w.str("printedColumn", j.PrintedColumn)
-	w.float("printDelay", j.PrintDelay)
-	w.float("autoPrintGap", j.AutoPrintGap)
-	w.float("autoPrintInterval", j.AutoPrintInterval)
-	w.bool("checkpoint", j.Checkpoint)
+	w.number("printDelay", j.PrintDelay)
+	w.number("autoPrintGap", j.AutoPrintGap)
+	w.number("autoPrintInterval", j.AutoPrintInterval)
+	w.boolean("checkpoint", j.Checkpoint)
 	w.str("description", j.Description)
 	if w.err != nil {
 		return nil, w.err
@@ -225,23 +225,23 @@ func (w *objectWriter) str(name, v string) {
 	}
 }
 
-func (w *objectWriter) int(name string, v int) {
+func (w *objectWriter) integer(name string, v int) {
 	if v != 0 {
 		w.key(name)
 		w.b = strconv.AppendInt(w.b, int64(v), 10)
 	}
 }
 
-func (w *objectWriter) bool(name string, v *bool) {
+func (w *objectWriter) boolean(name string, v *bool) {
 	if v != nil {
 		w.key(name)
 		w.b = strconv.AppendBool(w.b, *v)
 	}
 }
 
-// float writes v as encoding/json does: the shortest representation, in exponent form only
+// number writes v as encoding/json does: the shortest representation, in exponent form only
 // for very small or very large magnitudes. JSON has no NaN or infinity.
-func (w *objectWriter) float(name string, v float64) {
+func (w *objectWriter) number(name string, v float64) {
 	if v == 0 {
 		return
 	}
