@@ -92,42 +92,37 @@ func BenchmarkCounters(b *testing.B) {
 	})
 	c, raw := benchClients(b, srv.URL)
 	ctx := context.Background()
-	runPair(b, "mode=sequential/", func(b *testing.B) {
+	sdk := func() error { _, err := c.Printers.Counters(ctx, "line1"); return err }
+	hand := func() error { _, err := rawCounters(ctx, raw, srv.URL); return err }
+	runPair(b, "mode=sequential/", sequential(sdk), sequential(hand))
+	runPair(b, "mode=parallel/", parallel(sdk), parallel(hand))
+}
+
+// sequential benchmarks call in a loop on one goroutine.
+func sequential(call func() error) func(b *testing.B) {
+	return func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := c.Printers.Counters(ctx, "line1"); err != nil {
+			if err := call(); err != nil {
 				b.Fatal(err)
 			}
 		}
-	}, func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := rawCounters(ctx, raw, srv.URL); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	runPair(b, "mode=parallel/", func(b *testing.B) {
+	}
+}
+
+// parallel benchmarks call from GOMAXPROCS goroutines sharing one Client or http.Client.
+func parallel(call func() error) func(b *testing.B) {
+	return func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, err := c.Printers.Counters(ctx, "line1"); err != nil {
+				if err := call(); err != nil {
 					b.Error(err)
 					return
 				}
 			}
 		})
-	}, func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				if _, err := rawCounters(ctx, raw, srv.URL); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	})
+	}
 }
 
 // rawJob is the struct an integrator would marshal by hand.
@@ -149,21 +144,10 @@ func BenchmarkPrintJob(b *testing.B) {
 	c, raw := benchClients(b, srv.URL)
 	ctx := context.Background()
 	job := &PrintJob{TableName: "Products", KeyColumn: "SKU", Key: "S12-342C", LabelColumn: "Label", Copies: 1, Queue: Ptr(true)}
-	runPair(b, "", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := c.Printers.PrintJob(ctx, "line1", job); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}, func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := rawPrintJob(ctx, raw, srv.URL, job); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	sdk := func() error { _, err := c.Printers.PrintJob(ctx, "line1", job); return err }
+	hand := func() error { return rawPrintJob(ctx, raw, srv.URL, job) }
+	runPair(b, "mode=sequential/", sequential(sdk), sequential(hand))
+	runPair(b, "mode=parallel/", parallel(sdk), parallel(hand))
 }
 
 // rawPrintJob is the hand-written print call, the answer read and checked like the SDK's.
@@ -220,9 +204,8 @@ func BenchmarkOverhead(b *testing.B) {
 	ctx := context.Background()
 	job := &PrintJob{TableName: "Products", KeyColumn: "SKU", Key: "S12-342C", LabelColumn: "Label", Copies: 1, Queue: Ptr(true)}
 	for _, tc := range []struct {
-		op       string
-		body     string
-		sdk, raw func(c *Client, hc *http.Client) error
+		op, body  string
+		sdk, hand func(c *Client, hc *http.Client) error
 	}{
 		{"Counters", benchCounters,
 			func(c *Client, _ *http.Client) error { _, err := c.Printers.Counters(ctx, "line1"); return err },
@@ -236,17 +219,9 @@ func BenchmarkOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		side := func(f func(c *Client, hc *http.Client) error) func(b *testing.B) {
-			return func(b *testing.B) {
-				b.ReportAllocs()
-				for b.Loop() {
-					if err := f(c, hc); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-		}
-		runPair(b, "op="+tc.op+"/", side(tc.sdk), side(tc.raw))
+		runPair(b, "op="+tc.op+"/",
+			sequential(func() error { return tc.sdk(c, hc) }),
+			sequential(func() error { return tc.hand(c, hc) }))
 	}
 }
 
