@@ -1075,17 +1075,26 @@ func jsonBody(op string, v any) ([]byte, error) {
 		}
 		return b, nil
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	out, err := encodeJSON(v)
+	if err != nil {
 		return nil, invalidArg(op, "encoding body: %v", err)
 	}
-	out := bytes.TrimRight(buf.Bytes(), "\n")
 	if bytes.Equal(out, []byte("null")) {
 		return nil, invalidArg(op, "body encodes to null")
 	}
 	return out, nil
+}
+
+// encodeJSON marshals v the way the SDK sends JSON: without HTML escaping, which only matters
+// to browsers, and without the encoder's trailing newline.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}

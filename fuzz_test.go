@@ -330,7 +330,7 @@ func TestPrintJobEncoding(t *testing.T) {
 	if !strings.Contains(string(b), `"labelData":{"objects":["x\u00e9"]}`) {
 		t.Errorf("label data not compacted: %s", b)
 	}
-	if a, m, z := strings.Index(string(b), `"alpha":`), strings.Index(string(b), `"mid\ufffd":null`), strings.Index(string(b), `"zeta":[1,2]}`); !(strings.Index(string(b), `"description"`) < a && a < m && m < z) {
+	if a, m, z := strings.Index(string(b), `"alpha":"<b>"`), strings.Index(string(b), `"mid\ufffd":null`), strings.Index(string(b), `"zeta":[1,2]}`); !(strings.Index(string(b), `"description"`) < a && a < m && m < z) {
 		t.Errorf("Extra not merged in key order: %s", b)
 	}
 

@@ -187,7 +187,7 @@ func (j *PrintJob) marshal() ([]byte, error) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			vb, err := json.Marshal(j.Extra[k])
+			vb, err := encodeJSON(j.Extra[k])
 			if err != nil {
 				return nil, invalidArg("PrintJob", "Extra key %q: %v", k, err)
 			}
@@ -260,8 +260,8 @@ func (w *objectWriter) number(name string, v float64) {
 }
 
 // appendJSONString appends s as a JSON string: quotes, backslashes and control characters
-// escaped, and each byte of invalid UTF-8 replaced by U+FFFD as encoding/json does. Unlike
-// json.Marshal it leaves <, > and & alone, as jsonBody does: a printer reads this, not a browser.
+// escaped, and each byte of invalid UTF-8 replaced by U+FFFD as encoding/json does. Like
+// encodeJSON it leaves <, > and & alone: a printer reads this, not a browser.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
