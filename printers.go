@@ -116,13 +116,8 @@ func (j *PrintJob) Validate() error {
 	if len(j.LabelData) > 0 && !json.Valid(j.LabelData) {
 		return invalidArg(op, "LabelData is not valid JSON")
 	}
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"PrintDelay", j.PrintDelay}, {"AutoPrintGap", j.AutoPrintGap}, {"AutoPrintInterval", j.AutoPrintInterval}} {
-		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
-			return invalidArg(op, "%s is %v, which JSON cannot carry", f.name, f.v)
-		}
+	if err := j.checkNumbers(); err != nil {
+		return err
 	}
 	for k := range j.Extra {
 		if printJobFields[k] {
@@ -130,6 +125,20 @@ func (j *PrintJob) Validate() error {
 		}
 		if k == "" {
 			return invalidArg(op, "Extra has an empty key")
+		}
+	}
+	return nil
+}
+
+// checkNumbers refuses the floats JSON cannot carry. Validate and marshal share it, since
+// MarshalJSON may be called on a job that was never validated.
+func (j *PrintJob) checkNumbers() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"PrintDelay", j.PrintDelay}, {"AutoPrintGap", j.AutoPrintGap}, {"AutoPrintInterval", j.AutoPrintInterval}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return invalidArg("PrintJob", "%s is %v, which JSON cannot carry", f.name, f.v)
 		}
 	}
 	return nil
@@ -144,6 +153,9 @@ func (j PrintJob) MarshalJSON() ([]byte, error) { return j.marshal() }
 // the fields itself instead of through encoding/json's reflection, which cost more than the rest
 // of a print call's own work; TestPrintJobEncoding and FuzzPrintJob hold it to encoding/json.
 func (j *PrintJob) marshal() ([]byte, error) {
+	if err := j.checkNumbers(); err != nil {
+		return nil, err
+	}
 	strs := len(j.LabelName) + len(j.LabelColumn) + len(j.TableName) + len(j.KeyColumn) + len(j.Key) +
 		len(j.CopiesColumn) + len(j.PrintedColumn) + len(j.Description)
 	w := objectWriter{b: make([]byte, 1, 96+strs+len(j.LabelData))}
@@ -174,9 +186,6 @@ func (j *PrintJob) marshal() ([]byte, error) {
 	w.number("autoPrintInterval", j.AutoPrintInterval)
 	w.boolean("checkpoint", j.Checkpoint)
 	w.str("description", j.Description)
-	if w.err != nil {
-		return nil, w.err
-	}
 	if len(j.Extra) > 0 {
 		keys := make([]string, 0, len(j.Extra))
 		for k := range j.Extra {
@@ -202,8 +211,7 @@ func (j *PrintJob) marshal() ([]byte, error) {
 // objectWriter appends the members of a JSON object whose values are set, the way
 // encoding/json's omitempty would.
 type objectWriter struct {
-	b   []byte // starts with '{'
-	err error
+	b []byte // starts with '{'
 }
 
 func (w *objectWriter) sep() {
@@ -239,16 +247,10 @@ func (w *objectWriter) boolean(name string, v *bool) {
 	}
 }
 
-// number writes v as encoding/json does: the shortest representation, in exponent form only
-// for very small or very large magnitudes. JSON has no NaN or infinity.
+// number writes a finite v as encoding/json does: the shortest representation, in exponent
+// form only for very small or very large magnitudes (checkNumbers has refused NaN and infinity).
 func (w *objectWriter) number(name string, v float64) {
 	if v == 0 {
-		return
-	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		if w.err == nil {
-			w.err = invalidArg("PrintJob", "%s is %v, which JSON cannot carry", name, v)
-		}
 		return
 	}
 	w.key(name)
