@@ -1,9 +1,11 @@
 package labelprinter
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -229,4 +231,50 @@ func oneLine(s string, n int) string {
 		}
 		return r
 	}, s)
+}
+
+func (c *Client) transportError(op *operation, st *callState, err error) error {
+	var re *RedirectError
+	if errors.As(err, &re) {
+		return re
+	}
+	attempts := st.attempts
+	if attempts == 0 {
+		attempts = 1
+	}
+	return &TransportError{
+		Method:    op.method,
+		Path:      op.urlPath(),
+		Attempts:  attempts,
+		MaybeSent: !isDialError(err),
+		Err:       err,
+	}
+}
+
+// newAPIError reads at most 64 KiB of a non-2xx body and closes it.
+func (c *Client) newAPIError(op *operation, resp *http.Response) *APIError {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+	body = c.redact(body)
+	e := &APIError{
+		StatusCode: resp.StatusCode,
+		Method:     op.method,
+		Path:       op.urlPath(),
+		Body:       body,
+		Message:    errorMessage(body),
+	}
+	if d, ok := parseRetryAfter(resp.Header.Values("Retry-After"), time.Now()); ok {
+		e.RetryAfter = d
+	}
+	return e
+}
+
+// redact removes every configured credential from b, for servers that echo request headers.
+func (c *Client) redact(b []byte) []byte {
+	for _, s := range c.secrets {
+		if len(s) >= 4 && bytes.Contains(b, []byte(s)) {
+			b = bytes.ReplaceAll(b, []byte(s), []byte("[REDACTED]"))
+		}
+	}
+	return b
 }

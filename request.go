@@ -1,0 +1,404 @@
+package labelprinter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/go-querystring/query"
+	retryablehttp "github.com/hashicorp/go-retryablehttp"
+)
+
+// operation describes one call: everything do needs to send it and classify its failures.
+type operation struct {
+	name        string // "Labels.Get", for errors
+	method      string
+	path        string // escaped, relative to base, starting with "/": path + seg + tail
+	seg         string // the escaped name, kept apart so the URL is built in one concatenation
+	tail        string
+	query       string // encoded, without "?"
+	body        []byte // JSON or other in-memory body; nil means none
+	hasBody     bool   // send body even when empty (printJob deselect)
+	stream      *streamBody
+	contentType string
+	accept      string
+	class       retryClass
+}
+
+// urlPath is the request path as errors and logs show it, such as /api/v3/labels/a%2Fb.
+func (o *operation) urlPath() string { return apiPrefix + o.path + o.seg + o.tail }
+
+// setPrinterPath points o at suffix on printer, or at the single-printer path when printer is "".
+func (o *operation) setPrinterPath(printer, suffix string) error {
+	if printer == "" {
+		o.path = suffix
+		return nil
+	}
+	seg, err := escapeName(o.name, "printer", printer)
+	if err != nil {
+		return err
+	}
+	o.path, o.seg, o.tail = "/printers/", seg, suffix
+	return nil
+}
+
+// streamBody is an upload body: rewindable ones are re-sent whole on a retry, others never.
+type streamBody struct {
+	open   retryablehttp.ReaderFunc
+	length int64 // -1 when unknown
+	once   *onceReader
+}
+
+// rewindable reports whether a retry could send the body again from its start.
+func (s *streamBody) rewindable() bool { return s == nil || s.once == nil || !s.once.started.Load() }
+
+// onceReader marks a plain reader as consumed on its first Read, so it is never re-sent. It
+// has no Close, so retryablehttp's probe cannot close the caller's reader.
+type onceReader struct {
+	r       io.Reader
+	started atomic.Bool
+}
+
+func (o *onceReader) Read(p []byte) (int, error) {
+	o.started.Store(true)
+	return o.r.Read(p)
+}
+
+// newStreamBody prepares body for upload: an io.ReaderAt+io.Seeker (an *os.File, a
+// bytes.Reader) gets a fresh SectionReader per attempt, so a retry never races the transport
+// still reading the previous one; an io.Seeker is rewound; anything else is sent once.
+func newStreamBody(body io.Reader) (*streamBody, error) {
+	rs, ok := body.(io.ReadSeeker)
+	if !ok {
+		o := &onceReader{r: body}
+		return &streamBody{once: o, length: -1, open: func() (io.Reader, error) {
+			if o.started.Load() {
+				return nil, errors.New("labelprinter: upload body cannot be rewound")
+			}
+			return o, nil
+		}}, nil
+	}
+	start, err := rs.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil, err
+	}
+	end, err := rs.Seek(0, io.SeekEnd)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := rs.Seek(start, io.SeekStart); err != nil {
+		return nil, err
+	}
+	size := end - start
+	if ra, ok := body.(io.ReaderAt); ok {
+		return &streamBody{length: size, open: func() (io.Reader, error) {
+			return io.NewSectionReader(ra, start, size), nil
+		}}, nil
+	}
+	return &streamBody{length: size, open: func() (io.Reader, error) {
+		if _, err := rs.Seek(start, io.SeekStart); err != nil {
+			return nil, err
+		}
+		return struct{ io.Reader }{io.LimitReader(rs, size)}, nil
+	}}, nil
+}
+
+// callState travels as the request's context, because retryablehttp's CheckRetry sees neither
+// the request nor the attempt number. Being the context itself, instead of a value added with
+// context.WithValue, saves an allocation per call.
+type callState struct {
+	context.Context
+	op       operation // a copy, so the caller's operation can stay on its stack
+	attempts int
+	apiErr   *APIError // the last non-2xx answer, already read and closed
+	waitErr  error     // the context error that interrupted a backoff
+}
+
+type callStateKey struct{}
+
+// Value returns the callState itself for callStateKey and defers everything else to the parent.
+func (s *callState) Value(key any) any {
+	if key == (callStateKey{}) {
+		return s
+	}
+	return s.Context.Value(key)
+}
+
+// send performs op with retries and returns the 2xx response with its body open. Every other
+// outcome becomes an *APIError, *TransportError, *RedirectError or context error here.
+func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error) {
+	if ctx == nil {
+		return nil, invalidArg(op.name, "nil context")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	st := &callState{Context: ctx, op: *op}
+	ctx = st
+
+	target := c.base + op.path + op.seg + op.tail
+	if op.query != "" {
+		target = c.base + op.path + op.seg + op.tail + "?" + op.query
+	}
+	var raw any
+	switch {
+	case op.stream != nil:
+		raw = op.stream.open
+	case op.body != nil || op.hasBody:
+		raw = op.body
+		if raw.([]byte) == nil {
+			raw = []byte{}
+		}
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, op.method, target, raw)
+	if err != nil {
+		return nil, invalidArg(op.name, "building request: %v", err)
+	}
+	if op.stream != nil {
+		// -1 says "unknown, stream it chunked" without net/http probing the body first.
+		req.ContentLength = op.stream.length
+	}
+	h := req.Header
+	h["User-Agent"] = c.userAgent
+	if op.accept != "" {
+		h["Accept"] = headerValues(op.accept)
+	}
+	if op.contentType != "" {
+		h["Content-Type"] = headerValues(op.contentType)
+	}
+	if c.authz != nil {
+		h["Authorization"] = c.authz
+	}
+	for k, vs := range c.headers {
+		h[k] = vs
+	}
+	if c.logger != nil {
+		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter request", slog.String("method", op.method), slog.String("path", op.urlPath()))
+	}
+
+	resp, err := c.rc.Do(req)
+	if st.waitErr != nil {
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		if st.apiErr != nil {
+			return nil, fmt.Errorf("%w (while waiting to retry after %w)", st.waitErr, st.apiErr)
+		}
+		return nil, st.waitErr
+	}
+	if err != nil {
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		return nil, c.transportError(op, st, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		if st.apiErr == nil {
+			st.apiErr = c.newAPIError(op, resp)
+		}
+		resp.Body.Close()
+		st.apiErr.Attempts = st.attempts
+		return nil, st.apiErr
+	}
+	return resp, nil
+}
+
+// sharedValues are header values used on every request, built once: net/http only reads them.
+var sharedValues = map[string][]string{
+	mediaJSON: {mediaJSON}, "*/*": {"*/*"},
+	"image/png": {"image/png"}, "image/jpeg": {"image/jpeg"}, "image/tiff": {"image/tiff"},
+}
+
+func headerValues(v string) []string {
+	if vs, ok := sharedValues[v]; ok {
+		return vs
+	}
+	return []string{v}
+}
+
+// encodeQuery encodes an options struct with go-querystring; a nil pointer gives "".
+func encodeQuery(op string, opts any) (string, error) {
+	v, err := query.Values(opts)
+	if err != nil {
+		return "", invalidArg(op, "encoding options: %v", err)
+	}
+	return v.Encode(), nil
+}
+
+// jsonBody returns the bytes of a JSON request body: json.RawMessage and []byte verbatim (they
+// must be valid JSON), anything else marshalled without HTML escaping.
+func jsonBody(op string, v any) ([]byte, error) {
+	switch b := v.(type) {
+	case nil:
+		return nil, invalidArg(op, "body is nil")
+	case json.RawMessage:
+		if !json.Valid(b) {
+			return nil, invalidArg(op, "body is not valid JSON")
+		}
+		return b, nil
+	case []byte:
+		if !json.Valid(b) {
+			return nil, invalidArg(op, "body is not valid JSON")
+		}
+		return b, nil
+	}
+	out, err := encodeJSON(v)
+	if err != nil {
+		return nil, invalidArg(op, "encoding body: %v", err)
+	}
+	if bytes.Equal(out, []byte("null")) {
+		return nil, invalidArg(op, "body encodes to null")
+	}
+	return out, nil
+}
+
+// encodeJSON marshals v the way the SDK sends JSON: without HTML escaping, which only matters
+// to browsers, and without the encoder's trailing newline.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// readBody reads a 2xx body up to the response cap into a pooled buffer; the caller returns it.
+func (c *Client) readBody(op *operation, resp *http.Response) (*bytes.Buffer, error) {
+	defer resp.Body.Close()
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	if resp.ContentLength > 0 && resp.ContentLength <= c.maxResponseBytes {
+		buf.Grow(int(resp.ContentLength))
+	}
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, c.maxResponseBytes+1))
+	if err == nil && n > c.maxResponseBytes {
+		err = fmt.Errorf("%w: more than %d bytes", ErrResponseTooLarge, c.maxResponseBytes)
+	}
+	if err != nil {
+		putBuf(buf)
+		if errors.Is(err, ErrResponseTooLarge) {
+			return nil, &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: resp.StatusCode, What: "response", Err: err}
+		}
+		return nil, &TransportError{Method: op.method, Path: op.urlPath(), Attempts: 1, MaybeSent: true, Err: err}
+	}
+	return buf, nil
+}
+
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() <= 1<<20 {
+		bufPool.Put(b)
+	}
+}
+
+// doJSON sends op and decodes a documented response into v. An empty or null body is a
+// *DecodeError: a zero value would be indistinguishable from real zeros. Every documented
+// struct decodes itself, and calling its UnmarshalJSON directly instead of through
+// json.Unmarshal scans the body once instead of twice.
+func (c *Client) doJSON(ctx context.Context, op *operation, what string, v json.Unmarshaler) error {
+	op.accept = mediaJSON
+	resp, err := c.send(ctx, op)
+	if err != nil {
+		return err
+	}
+	buf, err := c.readBody(op, resp)
+	if err != nil {
+		return err
+	}
+	defer putBuf(buf)
+	b := bytes.TrimSpace(buf.Bytes())
+	switch {
+	case len(b) == 0:
+		err = errors.New("empty body")
+	case bytes.Equal(b, []byte("null")):
+		err = errors.New("null body")
+	default:
+		err = v.UnmarshalJSON(b)
+	}
+	if err != nil {
+		return &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: resp.StatusCode, What: what, Snippet: oneLine(string(c.redact(b)), 256), Err: err}
+	}
+	return nil
+}
+
+// doRaw sends op and returns a body the contract does not describe as json.RawMessage: empty
+// when the body is empty, otherwise valid JSON.
+func (c *Client) doRaw(ctx context.Context, op *operation) (json.RawMessage, error) {
+	op.accept = mediaJSON
+	resp, err := c.send(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	buf, err := c.readBody(op, resp)
+	if err != nil {
+		return nil, err
+	}
+	defer putBuf(buf)
+	return c.decodeRaw(op, resp.StatusCode, buf.Bytes())
+}
+
+// decodeRaw checks a body the contract does not describe and returns a copy of it.
+func (c *Client) decodeRaw(op *operation, status int, body []byte) (json.RawMessage, error) {
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 {
+		return json.RawMessage{}, nil
+	}
+	if !json.Valid(b) {
+		return nil, &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: status, What: "JSON", Snippet: oneLine(string(c.redact(b)), 256), Err: errors.New("body is not valid JSON")}
+	}
+	return json.RawMessage(bytes.Clone(b)), nil
+}
+
+// doNoContent sends op and discards whatever 2xx body comes back.
+func (c *Client) doNoContent(ctx context.Context, op *operation) error {
+	op.accept = mediaJSON
+	resp, err := c.send(ctx, op)
+	if err != nil {
+		return err
+	}
+	// Drain a little so the connection can be reused; a long body is cut by Close.
+	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
+	return resp.Body.Close()
+}
+
+// doDictionary decodes a list response, a JSON object keyed by name.
+func (c *Client) doDictionary(ctx context.Context, op *operation) (map[string]json.RawMessage, error) {
+	op.accept = mediaJSON
+	resp, err := c.send(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	buf, err := c.readBody(op, resp)
+	if err != nil {
+		return nil, err
+	}
+	defer putBuf(buf)
+	return c.decodeDictionary(op, resp.StatusCode, buf.Bytes())
+}
+
+// decodeDictionary decodes a JSON object keyed by name; an empty body is an empty dictionary.
+func (c *Client) decodeDictionary(op *operation, status int, body []byte) (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 {
+		return out, nil
+	}
+	err := json.Unmarshal(b, &out)
+	if err == nil && out == nil {
+		err = errors.New("null body")
+	}
+	if err != nil {
+		return nil, &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: status, What: "dictionary", Snippet: oneLine(string(c.redact(b)), 256), Err: err}
+	}
+	return out, nil
+}
