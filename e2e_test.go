@@ -7,9 +7,11 @@ import (
 	"errors"
 	"image"
 	"image/png"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,21 +21,81 @@ import (
 	"github.com/labelprinter/go-labelprinter/printersim"
 )
 
-// e2eSetup starts a simulator and a Client with fast retries, both closed at cleanup.
-func e2eSetup(t *testing.T, simOpts []printersim.Option, opts ...labelprinter.Option) (*printersim.Server, *labelprinter.Client) {
-	t.Helper()
-	srv, err := printersim.Start(simOpts...)
-	if err != nil {
-		t.Fatal(err)
+// e2eFront is what stands between the Client and the simulator in an end-to-end run.
+type e2eFront int
+
+const (
+	// frontSimulator is the simulator as it is.
+	frontSimulator e2eFront = iota
+	// frontRequireLength is the simulator with WithRequireContentLength.
+	frontRequireLength
+	// frontEmbedded is strictServer, a small HTTP/1.1 stack of this package's own, in front of
+	// the simulator.
+	frontEmbedded
+)
+
+func (f e2eFront) String() string {
+	return [...]string{"simulator", "require-content-length", "embedded-server"}[f]
+}
+
+// TestE2E runs the end-to-end suite against the simulator as it is, and again with it refusing
+// what the small HTTP servers embedded in printers refuse.
+func TestE2E(t *testing.T) {
+	suite := []struct {
+		name string
+		run  func(*testing.T, e2eFront)
+	}{
+		{"EveryOperation", e2eEveryOperation},
+		{"NamesRoundTrip", e2eNamesRoundTrip},
+		{"RetryRules", e2eRetryRules},
+		{"ConcurrentClient", e2eConcurrentClient},
 	}
-	t.Cleanup(srv.Close)
+	for _, front := range []e2eFront{frontSimulator, frontRequireLength} {
+		t.Run(front.String(), func(t *testing.T) {
+			for _, tc := range suite {
+				t.Run(tc.name, func(t *testing.T) { tc.run(t, front) })
+			}
+		})
+	}
+}
+
+// TestE2EEmbeddedServer runs every operation through strictServer, which reads requests off
+// the socket itself the way a printer's small HTTP stack does.
+func TestE2EEmbeddedServer(t *testing.T) {
+	t.Run("EveryOperation", func(t *testing.T) { e2eEveryOperation(t, frontEmbedded) })
+	t.Run("NamesRoundTrip", func(t *testing.T) { e2eNamesRoundTrip(t, frontEmbedded) })
+}
+
+// e2eSetup starts a simulator behind front and a Client with fast retries, both closed at
+// cleanup.
+func e2eSetup(t *testing.T, front e2eFront, simOpts []printersim.Option, opts ...labelprinter.Option) (*printersim.Simulator, *labelprinter.Client) {
+	t.Helper()
+	var (
+		sim  *printersim.Simulator
+		base string
+	)
+	switch front {
+	case frontEmbedded:
+		sim = printersim.New(simOpts...)
+		base = startStrict(t, sim).URL
+	default:
+		if front == frontRequireLength {
+			simOpts = append(slices.Clone(simOpts), printersim.WithRequireContentLength())
+		}
+		srv, err := printersim.Start(simOpts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Close)
+		sim, base = srv.Sim, srv.URL
+	}
 	opts = append([]labelprinter.Option{labelprinter.WithRetry(labelprinter.RetryPolicy{MinWait: time.Millisecond, MaxWait: 2 * time.Millisecond}), labelprinter.WithPollInterval(10 * time.Millisecond)}, opts...)
-	c, err := labelprinter.NewClient(srv.URL, opts...)
+	c, err := labelprinter.NewClient(base, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	return srv, c
+	return sim, c
 }
 
 func e2ePNG(t *testing.T, w, h int) []byte {
@@ -52,9 +114,9 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// TestE2EEveryOperation drives every operation of the SDK against the simulator over HTTP.
-func TestE2EEveryOperation(t *testing.T) {
-	srv, c := e2eSetup(t, []printersim.Option{printersim.WithPrinters("line1", "line2"), printersim.WithProcessingDelay(20 * time.Millisecond)})
+// e2eEveryOperation drives every operation of the SDK against the simulator over HTTP.
+func e2eEveryOperation(t *testing.T, front e2eFront) {
+	sim, c := e2eSetup(t, front, []printersim.Option{printersim.WithPrinters("line1", "line2"), printersim.WithProcessingDelay(20 * time.Millisecond)})
 	ctx := t.Context()
 
 	status, err := c.Printers.Status(ctx)
@@ -89,10 +151,10 @@ func TestE2EEveryOperation(t *testing.T) {
 	if !strings.Contains(string(tbl), `"Bolt"`) {
 		t.Errorf("table %s", tbl)
 	}
-	sim, err := c.Labels.Simulate(ctx, "L", &labelprinter.SimulationOptions{TableName: "T", KeyColumn: "SKU", Key: "B"})
+	simulation, err := c.Labels.Simulate(ctx, "L", &labelprinter.SimulationOptions{TableName: "T", KeyColumn: "SKU", Key: "B"})
 	must(t, err)
-	if !strings.Contains(string(sim), `"Nut"`) {
-		t.Errorf("simulation %s", sim)
+	if !strings.Contains(string(simulation), `"Nut"`) {
+		t.Errorf("simulation %s", simulation)
 	}
 	if _, err := c.Labels.Simulate(ctx, "L", nil); err != nil {
 		t.Error(err)
@@ -132,6 +194,21 @@ func TestE2EEveryOperation(t *testing.T) {
 	if ct != "image/png" || !bytes.Equal(dl.Bytes(), pngData) {
 		t.Errorf("download: %q, %d bytes", ct, dl.Len())
 	}
+	// Readers that cannot seek: a pipe with its Size declared, a bytes.Buffer that tells its Len.
+	pr, pw := io.Pipe()
+	go func() { _, _ = pw.Write(pngData); pw.Close() }()
+	err = c.Images.Put(ctx, "piped", pr, "image/png", &labelprinter.ImagePutOptions{Size: int64(len(pngData))})
+	pr.Close()
+	must(t, err)
+	must(t, c.Images.Put(ctx, "buffered", bytes.NewBuffer(bytes.Clone(pngData)), "image/png", nil))
+	for _, name := range []string{"piped", "buffered"} {
+		var b bytes.Buffer
+		_, err := c.Images.Download(ctx, name, &b)
+		must(t, err)
+		if !bytes.Equal(b.Bytes(), pngData) {
+			t.Errorf("%s: downloaded %d bytes, uploaded %d", name, b.Len(), len(pngData))
+		}
+	}
 
 	// Printing, counters and history on a named printer and on the single-printer paths.
 	resp, err := c.Printers.PrintJob(ctx, "line2", &labelprinter.PrintJob{TableName: "T", KeyColumn: "SKU", Key: "A", LabelColumn: "Label", Copies: 2, Queue: labelprinter.Ptr(false)})
@@ -164,19 +241,19 @@ func TestE2EEveryOperation(t *testing.T) {
 	}
 	_, err = c.Printers.PrintJob(ctx, "", &labelprinter.PrintJob{LabelName: "raw", Extra: map[string]any{"repeatPrint": false}})
 	must(t, err)
-	if srv.Sim.QueueLength("line1") != 1 {
+	if sim.QueueLength("line1") != 1 {
 		t.Error("single-printer printJob did not reach the first printer")
 	}
 	_, err = c.Printers.AbortPrint(ctx, "line1")
 	must(t, err)
-	if srv.Sim.QueueLength("line1") != 0 {
+	if sim.QueueLength("line1") != 0 {
 		t.Error("abort left a job")
 	}
 	_, err = c.Printers.PrintJob(ctx, "line1", &labelprinter.PrintJob{LabelName: "raw"})
 	must(t, err)
 	_, err = c.Printers.DeselectJobs(ctx, "line1")
 	must(t, err)
-	if srv.Sim.QueueLength("line1") != 0 {
+	if sim.QueueLength("line1") != 0 {
 		t.Error("deselect left a job")
 	}
 	if _, err := c.Printers.DeselectJobs(ctx, ""); err != nil {
@@ -205,10 +282,10 @@ func TestE2EEveryOperation(t *testing.T) {
 	}
 }
 
-// TestE2ENamesRoundTrip checks that awkward names reach the printer as one segment and come
+// e2eNamesRoundTrip checks that awkward names reach the printer as one segment and come
 // back unchanged.
-func TestE2ENamesRoundTrip(t *testing.T) {
-	srv, c := e2eSetup(t, []printersim.Option{printersim.WithPrinters("line/1 ü")})
+func e2eNamesRoundTrip(t *testing.T, front e2eFront) {
+	sim, c := e2eSetup(t, front, []printersim.Option{printersim.WithPrinters("line/1 ü")})
 	ctx := t.Context()
 	names := []string{"with space", "a/b", "100%", "what?", "#1", "ümlaut ☃", "a%2Fb", "semi;colon", "plus+sign", "..a", "a.."}
 	for _, name := range names {
@@ -225,13 +302,13 @@ func TestE2ENamesRoundTrip(t *testing.T) {
 			t.Errorf("image %q: %v", name, err)
 		}
 	}
-	for _, list := range [][]string{srv.Sim.LabelNames(), srv.Sim.TableNames(), srv.Sim.ImageNames()} {
+	for _, list := range [][]string{sim.LabelNames(), sim.TableNames(), sim.ImageNames()} {
 		if len(list) != len(names) {
 			t.Errorf("stored %q, want %q", list, names)
 		}
 	}
 	for _, name := range names {
-		if _, ok := srv.Sim.Label(name); !ok {
+		if _, ok := sim.Label(name); !ok {
 			t.Errorf("label %q not stored under its own name", name)
 		}
 	}
@@ -240,91 +317,91 @@ func TestE2ENamesRoundTrip(t *testing.T) {
 	}
 }
 
-// TestE2ERetryRules checks the retry rules against injected faults over real sockets.
-func TestE2ERetryRules(t *testing.T) {
+// e2eRetryRules checks the retry rules against injected faults over real sockets.
+func e2eRetryRules(t *testing.T, front e2eFront) {
 	const printJob = "/api/v3/printers/{name}/printJob"
 	t.Run("GET meets two 503s and succeeds on the third attempt", func(t *testing.T) {
-		srv, c := e2eSetup(t, nil)
-		srv.Sim.InjectFault(printersim.Fault{Method: "GET", Route: "/api/v3/printCounters", Times: 2, Status: 503})
+		sim, c := e2eSetup(t, front, nil)
+		sim.InjectFault(printersim.Fault{Method: "GET", Route: "/api/v3/printCounters", Times: 2, Status: 503})
 		if _, err := c.Printers.Counters(t.Context(), ""); err != nil {
 			t.Fatal(err)
 		}
-		if n := srv.Sim.Requests("GET", "/api/v3/printCounters"); n != 3 {
+		if n := sim.Requests("GET", "/api/v3/printCounters"); n != 3 {
 			t.Errorf("requests %d, want 3", n)
 		}
 	})
 	t.Run("printJob that meets a reset after it was read is sent once", func(t *testing.T) {
-		srv, c := e2eSetup(t, []printersim.Option{printersim.WithPrinters("p")})
+		sim, c := e2eSetup(t, front, []printersim.Option{printersim.WithPrinters("p")})
 		must(t, c.Labels.Put(t.Context(), "L", json.RawMessage(`{}`)))
-		srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: printJob, Times: 1, Reset: printersim.ResetAfterRead})
+		sim.InjectFault(printersim.Fault{Method: "POST", Route: printJob, Times: 1, Reset: printersim.ResetAfterRead})
 		_, err := c.Printers.PrintJob(t.Context(), "p", &labelprinter.PrintJob{LabelName: "L", Queue: labelprinter.Ptr(true)})
 		if !errors.Is(err, labelprinter.ErrOutcomeUnknown) {
 			t.Errorf("err = %v, want ErrOutcomeUnknown", err)
 		}
-		if n := srv.Sim.Requests("POST", printJob); n != 1 {
+		if n := sim.Requests("POST", printJob); n != 1 {
 			t.Errorf("printJob sent %d times, want 1", n)
 		}
-		if q := srv.Sim.QueueLength("p"); q != 1 {
+		if q := sim.QueueLength("p"); q != 1 {
 			t.Errorf("queue %d, want the one job the printer did get", q)
 		}
 	})
 	t.Run("printJob answered 503 is sent once", func(t *testing.T) {
-		srv, c := e2eSetup(t, []printersim.Option{printersim.WithPrinters("p")})
-		srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: printJob, Times: 3, Status: 503, RetryAfter: "0"})
+		sim, c := e2eSetup(t, front, []printersim.Option{printersim.WithPrinters("p")})
+		sim.InjectFault(printersim.Fault{Method: "POST", Route: printJob, Times: 3, Status: 503, RetryAfter: "0"})
 		_, err := c.Printers.PrintJob(t.Context(), "p", &labelprinter.PrintJob{LabelName: "L"})
 		var apiErr *labelprinter.APIError
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != 503 || apiErr.Attempts != 1 {
 			t.Errorf("err = %v", err)
 		}
-		if n := srv.Sim.Requests("POST", printJob); n != 1 {
+		if n := sim.Requests("POST", printJob); n != 1 {
 			t.Errorf("printJob sent %d times, want 1", n)
 		}
 	})
 	t.Run("trigger that meets a reset is sent once", func(t *testing.T) {
-		srv, c := e2eSetup(t, []printersim.Option{printersim.WithPrinters("p")})
-		srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/trigger", Times: 1, Reset: printersim.ResetBeforeRead})
+		sim, c := e2eSetup(t, front, []printersim.Option{printersim.WithPrinters("p")})
+		sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/trigger", Times: 1, Reset: printersim.ResetBeforeRead})
 		if _, err := c.Printers.Trigger(t.Context(), "p"); !errors.Is(err, labelprinter.ErrOutcomeUnknown) {
 			t.Errorf("err = %v", err)
 		}
-		if n := srv.Sim.Requests("POST", "/api/v3/printers/{name}/trigger"); n != 1 {
+		if n := sim.Requests("POST", "/api/v3/printers/{name}/trigger"); n != 1 {
 			t.Errorf("trigger sent %d times, want 1", n)
 		}
 	})
 	t.Run("abortPrint is retried", func(t *testing.T) {
-		srv, c := e2eSetup(t, []printersim.Option{printersim.WithPrinters("p")})
-		srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/abortPrint", Times: 1, Reset: printersim.ResetBeforeRead})
+		sim, c := e2eSetup(t, front, []printersim.Option{printersim.WithPrinters("p")})
+		sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/abortPrint", Times: 1, Reset: printersim.ResetBeforeRead})
 		if _, err := c.Printers.AbortPrint(t.Context(), "p"); err != nil {
 			t.Fatal(err)
 		}
-		if n := srv.Sim.Requests("POST", "/api/v3/printers/{name}/abortPrint"); n != 2 {
+		if n := sim.Requests("POST", "/api/v3/printers/{name}/abortPrint"); n != 2 {
 			t.Errorf("abortPrint sent %d times, want 2", n)
 		}
 	})
 	t.Run("PUT from a seeker is re-sent whole after a 503", func(t *testing.T) {
-		srv, c := e2eSetup(t, nil)
-		srv.Sim.InjectFault(printersim.Fault{Method: "PUT", Route: "/api/v3/images/{name}", Times: 1, Status: 503})
+		sim, c := e2eSetup(t, front, nil)
+		sim.InjectFault(printersim.Fault{Method: "PUT", Route: "/api/v3/images/{name}", Times: 1, Status: 503})
 		data := e2ePNG(t, 16, 16)
 		must(t, c.Images.Put(t.Context(), "img", bytes.NewReader(data), "image/png", nil))
 		var back bytes.Buffer
 		if _, err := c.Images.Download(t.Context(), "img", &back); err != nil || !bytes.Equal(back.Bytes(), data) {
 			t.Errorf("stored image differs after a retried upload: %v", err)
 		}
-		if n := srv.Sim.Requests("PUT", "/api/v3/images/{name}"); n != 2 {
+		if n := sim.Requests("PUT", "/api/v3/images/{name}"); n != 2 {
 			t.Errorf("PUT sent %d times, want 2", n)
 		}
 	})
 	t.Run("a truncated answer is an error, not a short result", func(t *testing.T) {
-		srv, c := e2eSetup(t, nil, labelprinter.WithRetry(labelprinter.RetryPolicy{MaxAttempts: 1}))
-		srv.Sim.InjectFault(printersim.Fault{Method: "GET", Route: "/api/v3/printCounters", Times: 1, Truncate: true})
+		sim, c := e2eSetup(t, front, nil, labelprinter.WithRetry(labelprinter.RetryPolicy{MaxAttempts: 1}))
+		sim.InjectFault(printersim.Fault{Method: "GET", Route: "/api/v3/printCounters", Times: 1, Truncate: true})
 		if pc, err := c.Printers.Counters(t.Context(), ""); err == nil {
 			t.Errorf("truncated counters decoded as %+v", pc)
 		}
 	})
 }
 
-// TestE2EConcurrentClient shares one Client between 100 goroutines.
-func TestE2EConcurrentClient(t *testing.T) {
-	srv, c := e2eSetup(t, []printersim.Option{printersim.WithPrinters("p")})
+// e2eConcurrentClient shares one Client between 100 goroutines.
+func e2eConcurrentClient(t *testing.T, front e2eFront) {
+	sim, c := e2eSetup(t, front, []printersim.Option{printersim.WithPrinters("p")})
 	ctx := t.Context()
 	must(t, c.Labels.Put(ctx, "L", json.RawMessage(`{}`)))
 	_, err := c.Printers.PrintJob(ctx, "p", &labelprinter.PrintJob{LabelName: "L"})
@@ -352,11 +429,11 @@ func TestE2EConcurrentClient(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	counters, _ := srv.Sim.Counters("p")
+	counters, _ := sim.Counters("p")
 	if counters.PrintedLabels != goroutines*calls {
 		t.Errorf("printed %d labels, want %d (no duplicate, no loss)", counters.PrintedLabels, goroutines*calls)
 	}
-	if n := srv.Sim.Requests("POST", "/api/v3/printers/{name}/trigger"); n != goroutines*calls {
+	if n := sim.Requests("POST", "/api/v3/printers/{name}/trigger"); n != goroutines*calls {
 		t.Errorf("trigger requests %d, want %d", n, goroutines*calls)
 	}
 }

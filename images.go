@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -25,6 +27,14 @@ type ImageListOptions struct {
 type ImagePutOptions struct {
 	// Intent is the render intent, sent as the intent query parameter.
 	Intent Intent `url:"intent,omitempty"`
+	// Size declares the body's length in bytes for Put, for a reader that cannot tell it (a
+	// pipe, a network stream): the body is then sent with that Content-Length, and a reader
+	// that ends early or holds more is an error, never a truncated image. An io.Seeker or a
+	// reader with a Len() int method (bytes.Buffer) needs none; if Size is set anyway it must
+	// match. Without a length the body goes out chunked, after asking with "Expect:
+	// 100-continue", and a printer that refuses chunked bodies answers 411 Length Required
+	// before the body is sent. Zero means not declared; it is never sent to the printer.
+	Size int64 `url:"-"`
 }
 
 // ImageUpload is the JSON form of an image upload: the image file's bytes (PNG, JPEG, TIFF or
@@ -108,18 +118,30 @@ func (s *ImagesService) Put(ctx context.Context, name string, body io.Reader, co
 	if err != nil || !imageContentTypes[mt] {
 		return invalidArg(op, "content type %q is not one of application/json, image/jpeg, image/png, image/tiff", contentType)
 	}
+	var size int64
+	if opts != nil {
+		size = opts.Size
+	}
+	if size < 0 {
+		return invalidArg(op, "ImagePutOptions.Size is negative (%d)", size)
+	}
 	q, err := encodeQuery(op, opts)
 	if err != nil {
 		return err
 	}
-	sb, err := newStreamBody(body)
+	sb, err := newStreamBody(body, size)
 	if err != nil {
 		return invalidArg(op, "preparing body: %v", err)
 	}
 	if sb.length == 0 {
 		return invalidArg(op, "body is empty")
 	}
-	return s.client.doNoContent(ctx, &operation{name: op, method: "PUT", path: "/images/", seg: esc, query: q, stream: sb, contentType: mt})
+	err = s.client.doNoContent(ctx, &operation{name: op, method: "PUT", path: "/images/", seg: esc, query: q, stream: sb, contentType: mt})
+	var apiErr *APIError
+	if sb.length < 0 && errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusLengthRequired {
+		return fmt.Errorf("%w (the body's length is unknown, so it was sent chunked: pass ImagePutOptions.Size, or use PutFile)", err)
+	}
+	return err
 }
 
 // PutFile uploads the image file at path as the image called name, with the content type read

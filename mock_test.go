@@ -45,13 +45,18 @@ type mkSeen struct {
 	header                 http.Header
 	body                   []byte
 	hasBody                bool
+	contentLength          int64 // as the request declares it; -1 for unknown (chunked)
+	transferEncoding       []string
 }
 
 // mkRecord answers every request on the mock with status and body, and records what it saw.
 func mkRecord(mock *httpmock.MockTransport, status int, body string, header ...string) *[]mkSeen {
 	var seen []mkSeen
 	mock.RegisterNoResponder(func(r *http.Request) (*http.Response, error) {
-		s := mkSeen{method: r.Method, rawPath: r.URL.EscapedPath(), query: r.URL.RawQuery, header: r.Header.Clone()}
+		s := mkSeen{method: r.Method, rawPath: r.URL.EscapedPath(), query: r.URL.RawQuery, header: r.Header.Clone(), contentLength: r.ContentLength, transferEncoding: r.TransferEncoding}
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength == 0 {
+			s.contentLength = -1 // net/http would stream this body chunked
+		}
 		if r.Body != nil {
 			s.body, _ = io.ReadAll(r.Body)
 			s.hasBody = true
@@ -136,9 +141,12 @@ func TestWireShape(t *testing.T) {
 		{"Images.Put", func(ctx context.Context, c *Client) error {
 			return c.Images.Put(ctx, "logo", strings.NewReader("PNGDATA"), "image/png", &ImagePutOptions{Intent: IntentSpotColor})
 		}, "PUT", p + "/images/logo", url.Values{"intent": {"SPOT_COLOR"}}, "image/png", "application/json", "PNGDATA"},
-		{"Images.Put unknown intent", func(ctx context.Context, c *Client) error {
-			return c.Images.Put(ctx, "logo", io.MultiReader(strings.NewReader("TIFF")), "image/tiff", &ImagePutOptions{Intent: "VENDOR_X"})
+		{"Images.Put unknown intent, declared size", func(ctx context.Context, c *Client) error {
+			return c.Images.Put(ctx, "logo", io.MultiReader(strings.NewReader("TIFF")), "image/tiff", &ImagePutOptions{Intent: "VENDOR_X", Size: 4})
 		}, "PUT", p + "/images/logo", url.Values{"intent": {"VENDOR_X"}}, "image/tiff", "application/json", "TIFF"},
+		{"Images.Put bytes.Buffer", func(ctx context.Context, c *Client) error {
+			return c.Images.Put(ctx, "logo", bytes.NewBufferString("JPEGDATA"), "image/jpeg", nil)
+		}, "PUT", p + "/images/logo", nil, "image/jpeg", "application/json", "JPEGDATA"},
 		{"Images.PutFile png", func(ctx context.Context, c *Client) error { return c.Images.PutFile(ctx, "f", pngFile, nil) }, "PUT", p + "/images/f", nil, "image/png", "application/json", "\x89PNG\r\n\x1a\nrest"},
 		{"Images.PutFile jpeg", func(ctx context.Context, c *Client) error { return c.Images.PutFile(ctx, "f", jpegFile, nil) }, "PUT", p + "/images/f", nil, "image/jpeg", "application/json", "\xff\xd8\xff\xe0\x01\x02"},
 		{"Images.PutFile tiff", func(ctx context.Context, c *Client) error { return c.Images.PutFile(ctx, "f", tiffFile, nil) }, "PUT", p + "/images/f", nil, "image/tiff", "application/json", "MM\x00*\x00\x00\x00\x08"},
@@ -169,8 +177,8 @@ func TestWireShape(t *testing.T) {
 		{"Printers.DeselectJobs", func(ctx context.Context, c *Client) error {
 			_, err := c.Printers.DeselectJobs(ctx, "line1")
 			return err
-		}, "POST", p + "/printers/line1/printJob", nil, "application/json", "application/json", ""},
-		{"Printers.DeselectJobs single", func(ctx context.Context, c *Client) error { _, err := c.Printers.DeselectJobs(ctx, ""); return err }, "POST", p + "/printJob", nil, "application/json", "application/json", ""},
+		}, "POST", p + "/printers/line1/printJob", nil, "", "application/json", ""},
+		{"Printers.DeselectJobs single", func(ctx context.Context, c *Client) error { _, err := c.Printers.DeselectJobs(ctx, ""); return err }, "POST", p + "/printJob", nil, "", "application/json", ""},
 		{"Printers.AbortPrint", func(ctx context.Context, c *Client) error { _, err := c.Printers.AbortPrint(ctx, "line1"); return err }, "POST", p + "/printers/line1/abortPrint", nil, "", "application/json", ""},
 		{"Printers.Trigger", func(ctx context.Context, c *Client) error { _, err := c.Printers.Trigger(ctx, "a/b"); return err }, "POST", p + "/printers/a%2Fb/trigger", nil, "", "application/json", ""},
 		{"Printers.Status", func(ctx context.Context, c *Client) error { _, err := c.Printers.Status(ctx); return err }, "GET", p + "/status", nil, "", "application/json", ""},
@@ -209,6 +217,14 @@ func TestWireShape(t *testing.T) {
 			}
 			if h.Get("Idempotency-Key") != "" || h.Get("X-Idempotency-Key") != "" {
 				t.Error("idempotency header sent")
+			}
+			// Small embedded servers refuse chunked bodies: every body declares its length, and
+			// a request without one declares none at all.
+			if s.contentLength < 0 || len(s.transferEncoding) > 0 {
+				t.Errorf("body of unknown length (Content-Length %d, Transfer-Encoding %v)", s.contentLength, s.transferEncoding)
+			}
+			if s.contentLength != int64(len(s.body)) {
+				t.Errorf("Content-Length %d for a body of %d bytes", s.contentLength, len(s.body))
 			}
 			switch {
 			case tc.contentType == "application/json" && tc.body != "":

@@ -328,7 +328,9 @@ func (s *PrintersService) PrintJob(ctx context.Context, printer string, job *Pri
 // DeselectJobs deselects every job on printer (or on the single printer when printer is "") by
 // sending printJob with an empty body, as the contract's first mode says.
 func (s *PrintersService) DeselectJobs(ctx context.Context, printer string) (json.RawMessage, error) {
-	o := operation{name: "Printers.DeselectJobs", method: "POST", hasBody: true, contentType: mediaJSON, class: printOnce}
+	// No body at all, so no Content-Type either: the request goes out with "Content-Length: 0",
+	// which even the smallest embedded HTTP server reads (a zero-length chunked body is not).
+	o := operation{name: "Printers.DeselectJobs", method: "POST", class: printOnce}
 	if err := o.setPrinterPath(printer, "/printJob"); err != nil {
 		return nil, err
 	}

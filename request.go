@@ -24,8 +24,7 @@ type operation struct {
 	seg         string // the escaped name, kept apart so the URL is built in one concatenation
 	tail        string
 	query       string // encoded, without "?"
-	body        []byte // JSON or other in-memory body; nil means none
-	hasBody     bool   // send body even when empty (printJob deselect)
+	body        []byte // JSON or other in-memory body; empty means none, sent as Content-Length: 0
 	stream      *streamBody
 	contentType string
 	accept      string
@@ -71,14 +70,30 @@ func (o *onceReader) Read(p []byte) (int, error) {
 	return o.r.Read(p)
 }
 
-// newStreamBody prepares body for upload: an io.ReaderAt+io.Seeker (an *os.File, a
-// bytes.Reader) gets a fresh SectionReader per attempt, so a retry never races the transport
-// still reading the previous one; an io.Seeker is rewound; anything else is sent once.
-func newStreamBody(body io.Reader) (*streamBody, error) {
+// newStreamBody prepares body for upload with the length it will declare. An
+// io.ReaderAt+io.Seeker (an *os.File, a bytes.Reader) gets a fresh SectionReader per attempt, so
+// a retry never races the transport still reading the previous one; an io.Seeker is rewound;
+// anything else is sent once. The length comes from seeking, from a Len() int method (a
+// bytes.Buffer), or from declared (> 0); only when none of them tells is it unknown (-1) and
+// the body goes out chunked, which small embedded HTTP servers often refuse.
+func newStreamBody(body io.Reader, declared int64) (*streamBody, error) {
 	rs, ok := body.(io.ReadSeeker)
 	if !ok {
-		o := &onceReader{r: body}
-		return &streamBody{once: o, length: -1, open: func() (io.Reader, error) {
+		length := int64(-1)
+		if l, ok := body.(interface{ Len() int }); ok {
+			length = int64(l.Len())
+			if declared > 0 && declared != length {
+				return nil, fmt.Errorf("%d bytes declared but the reader holds %d", declared, length)
+			}
+		} else if declared > 0 {
+			length = declared
+		}
+		r := body
+		if length >= 0 {
+			r = &exactReader{r: body, declared: length, left: length}
+		}
+		o := &onceReader{r: r}
+		return &streamBody{once: o, length: length, open: func() (io.Reader, error) {
 			if o.started.Load() {
 				return nil, errors.New("labelprinter: upload body cannot be rewound")
 			}
@@ -97,6 +112,9 @@ func newStreamBody(body io.Reader) (*streamBody, error) {
 		return nil, err
 	}
 	size := end - start
+	if declared > 0 && declared != size {
+		return nil, fmt.Errorf("%d bytes declared but the reader holds %d", declared, size)
+	}
 	if ra, ok := body.(io.ReaderAt); ok {
 		return &streamBody{length: size, open: func() (io.Reader, error) {
 			return io.NewSectionReader(ra, start, size), nil
@@ -108,6 +126,59 @@ func newStreamBody(body io.Reader) (*streamBody, error) {
 		}
 		return struct{ io.Reader }{io.LimitReader(rs, size)}, nil
 	}}, nil
+}
+
+// exactReader passes on exactly the declared number of bytes of a reader that cannot be
+// measured, and fails instead of ending when the reader holds fewer or more. A failed read
+// aborts the request and closes its connection, so the printer sees a body shorter than its
+// Content-Length and never a complete request holding a truncated image. For the same reason
+// the last byte is held back until the reader has been seen to end: net/http would otherwise
+// send all declared bytes before noticing the surplus.
+type exactReader struct {
+	r        io.Reader
+	declared int64
+	left     int64 // bytes still to pass on
+}
+
+func (e *exactReader) Read(p []byte) (int, error) {
+	if e.left == 0 {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if e.left > 1 {
+		if int64(len(p)) > e.left-1 {
+			p = p[:e.left-1]
+		}
+		n, err := e.r.Read(p)
+		e.left -= int64(n)
+		if err == io.EOF {
+			err = e.short()
+		}
+		return n, err
+	}
+	var b [2]byte
+	if _, err := io.ReadFull(e.r, b[:1]); err != nil {
+		if err == io.EOF {
+			err = e.short()
+		}
+		return 0, err
+	}
+	switch _, err := io.ReadFull(e.r, b[1:]); err {
+	case nil:
+		return 0, fmt.Errorf("labelprinter: upload body holds more than its %d declared bytes; it was not sent", e.declared)
+	case io.EOF:
+	default:
+		return 0, err
+	}
+	p[0] = b[0]
+	e.left = 0
+	return 1, nil
+}
+
+func (e *exactReader) short() error {
+	return fmt.Errorf("labelprinter: upload body ended after %d of its %d declared bytes; it was not sent whole", e.declared-e.left, e.declared)
 }
 
 // callState travels as the request's context, because retryablehttp's CheckRetry sees neither
@@ -151,21 +222,25 @@ func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error
 	switch {
 	case op.stream != nil:
 		raw = op.stream.open
-	case op.body != nil || op.hasBody:
+	case len(op.body) > 0:
+		// An empty body is no body at all: net/http then declares Content-Length: 0 on a POST
+		// or PUT, where an empty reader would make it stream a chunked body of zero bytes.
 		raw = op.body
-		if raw.([]byte) == nil {
-			raw = []byte{}
-		}
 	}
 	req, err := retryablehttp.NewRequestWithContext(ctx, op.method, target, raw)
 	if err != nil {
 		return nil, invalidArg(op.name, "building request: %v", err)
 	}
+	h := req.Header
 	if op.stream != nil {
 		// -1 says "unknown, stream it chunked" without net/http probing the body first.
 		req.ContentLength = op.stream.length
+		if op.stream.length < 0 {
+			// A server that refuses chunked bodies answers 411 and closes at once; waiting for
+			// its go-ahead lets that answer arrive instead of a broken pipe mid-body.
+			h["Expect"] = expectContinue
+		}
 	}
-	h := req.Header
 	h["User-Agent"] = c.userAgent
 	if op.accept != "" {
 		h["Accept"] = headerValues(op.accept)
@@ -215,6 +290,8 @@ var sharedValues = map[string][]string{
 	mediaJSON: {mediaJSON}, "*/*": {"*/*"},
 	"image/png": {"image/png"}, "image/jpeg": {"image/jpeg"}, "image/tiff": {"image/tiff"},
 }
+
+var expectContinue = []string{"100-continue"}
 
 func headerValues(v string) []string {
 	if vs, ok := sharedValues[v]; ok {

@@ -90,6 +90,7 @@ type config struct {
 	delay    time.Duration
 	clock    Clock
 	maxBody  int64
+	strict   bool
 }
 
 // WithPrinters names the printers (default one printer, "printer1"). The single-printer paths
@@ -125,6 +126,13 @@ func WithMaxBodyBytes(n int64) Option {
 		}
 	}
 }
+
+// WithRequireContentLength makes the simulator as strict about request framing as the small
+// HTTP stacks embedded in printer controllers: a chunked request body, and a POST or PUT
+// without Content-Length, is answered 411 Length Required and the connection is closed. A body
+// shorter than its Content-Length is answered 400, as it always is. Use it to check that your
+// own code sends what such a printer accepts.
+func WithRequireContentLength() Option { return func(c *config) { c.strict = true } }
 
 // Simulator is an in-memory printer. It is an http.Handler, safe for concurrent requests, and
 // its methods let a test inspect its state and inject faults.
@@ -213,6 +221,13 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f := s.takeFault(key)
 	s.mu.Unlock()
 
+	if s.cfg.strict {
+		if msg := framingError(r); msg != "" {
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusLengthRequired, msg)
+			return
+		}
+	}
 	if s.cfg.token != "" && !s.authorized(r) {
 		writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 		return
@@ -222,6 +237,17 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serve(w, r, pattern)
+}
+
+// framingError says why a strict printer cannot take r's body, or returns "".
+func framingError(r *http.Request) string {
+	if len(r.TransferEncoding) > 0 {
+		return "chunked request bodies are not supported"
+	}
+	if _, ok := r.Header["Content-Length"]; !ok && (r.Method == http.MethodPost || r.Method == http.MethodPut) {
+		return r.Method + " needs a Content-Length"
+	}
+	return ""
 }
 
 func (s *Simulator) serve(w http.ResponseWriter, r *http.Request, pattern string) {
