@@ -711,6 +711,7 @@ func (a *app) statusCommand() *cobra.Command {
 func (a *app) simCommand() *cobra.Command {
 	var addr, printers, token string
 	var delay time.Duration
+	var strict bool
 	cmd := &cobra.Command{
 		Use: "sim", Short: "Run a simulated printer to try every command without one", Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -721,6 +722,9 @@ func (a *app) simCommand() *cobra.Command {
 			opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(delay)}
 			if token != "" {
 				opts = append(opts, printersim.WithToken(token))
+			}
+			if strict {
+				opts = append(opts, printersim.WithRequireContentLength())
 			}
 			srv, err := printersim.Listen(addr, opts...)
 			if err != nil {
@@ -740,5 +744,6 @@ func (a *app) simCommand() *cobra.Command {
 	cmd.Flags().StringVar(&printers, "printers", "line1", "comma-separated printer names")
 	cmd.Flags().StringVar(&token, "require-token", "", "bearer token the simulated printer requires")
 	cmd.Flags().DurationVar(&delay, "delay", 200*time.Millisecond, "how long an uploaded image stays PROCESSING")
+	cmd.Flags().BoolVar(&strict, "require-content-length", false, "answer 411 to chunked bodies and to POST or PUT without Content-Length, as small embedded servers do")
 	return cmd
 }

@@ -38,6 +38,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printers := fs.String("printers", "printer1", "comma-separated printer names; the first answers the single-printer paths")
 	token := fs.String("token", "", "bearer token every request must carry (empty: none)")
 	delay := fs.Duration("delay", 200*time.Millisecond, "how long an uploaded image stays PROCESSING")
+	strict := fs.Bool("require-content-length", false, "answer 411 to chunked bodies and to POST or PUT without Content-Length, as small embedded servers do")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -54,6 +55,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(*delay)}
 	if *token != "" {
 		opts = append(opts, printersim.WithToken(*token))
+	}
+	if *strict {
+		opts = append(opts, printersim.WithRequireContentLength())
 	}
 	srv := printersim.Serve(ln, printersim.New(opts...), func(h http.Handler) http.Handler { return logRequests(h, stderr) })
 	fmt.Fprintf(stdout, "printersim: serving printers %s at %s\n", strings.Join(names, ", "), srv.URL)

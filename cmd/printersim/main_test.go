@@ -34,24 +34,29 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func TestRunServesAndLogs(t *testing.T) {
+// startRun runs the command with args until stop is called, and returns the URL it printed
+// and a stop function that returns its exit code.
+func startRun(t *testing.T, args ...string) (url string, stdout, stderr *syncBuffer, stop func() int) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	stdout, stderr = new(syncBuffer), new(syncBuffer)
 	done := make(chan int)
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-printers", "line1, line2", "-token", "s3cret-token"}, &stdout, &stderr)
-	}()
-
-	var url string
+	go func() { done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), stdout, stderr) }()
+	stop = func() int { cancel(); return <-done }
 	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if m := regexp.MustCompile(`at (http://\S+)`).FindStringSubmatch(stdout.String()); m != nil {
 			url = m[1]
 		}
 	}
 	if url == "" {
-		cancel()
+		stop()
 		t.Fatalf("no URL printed: %q", stdout.String())
 	}
+	return url, stdout, stderr, stop
+}
+
+func TestRunServesAndLogs(t *testing.T) {
+	url, stdout, stderr, stop := startRun(t, "-printers", "line1, line2", "-token", "s3cret-token")
 	if !strings.Contains(stdout.String(), "line1, line2") {
 		t.Errorf("printer names not printed: %q", stdout.String())
 	}
@@ -68,8 +73,7 @@ func TestRunServesAndLogs(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"printedLabels":0`) {
 		t.Fatalf("counters: %d %s", resp.StatusCode, body)
 	}
-	cancel()
-	if code := <-done; code != 0 {
+	if code := stop(); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
 	log := stderr.String()
@@ -78,6 +82,32 @@ func TestRunServesAndLogs(t *testing.T) {
 	}
 	if strings.Contains(log, "s3cret-token") {
 		t.Errorf("token logged: %q", log)
+	}
+}
+
+// TestRunRequireContentLength: with the flag, a POST without Content-Length is answered 411,
+// and one that declares its empty body is served.
+func TestRunRequireContentLength(t *testing.T) {
+	url, _, _, stop := startRun(t, "-require-content-length")
+	defer stop()
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	for _, tc := range []struct {
+		body io.Reader
+		want int
+	}{
+		{strings.NewReader(""), http.StatusOK},        // net/http sends Content-Length: 0
+		{io.MultiReader(), http.StatusLengthRequired}, // length unknown: chunked
+	} {
+		req, _ := http.NewRequest("POST", url+"/api/v3/printers/printer1/abortPrint", tc.body)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%T body: %d, want %d", tc.body, resp.StatusCode, tc.want)
+		}
 	}
 }
 
