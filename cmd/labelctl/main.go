@@ -59,9 +59,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, env: env, terminal: isTerminal}
 	root := a.rootCommand()
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if a.client != nil {
 		_ = a.client.Close()
@@ -125,7 +122,41 @@ func (a *app) rootCommand() *cobra.Command {
 
 	root.AddCommand(a.labelsCommand(), a.imagesCommand(), a.tablesCommand(), a.printCommand(),
 		a.countersCommand(), a.historyCommand(), a.statusCommand(), a.simCommand())
+	// cobra adds these while executing; adding them now lets requireSubcommand reach them. The
+	// completion commands keep the output stream they are created with, so it is set first.
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	requireSubcommand(root)
 	return root
+}
+
+// requireSubcommand makes running a command group without a known subcommand a usage error
+// (exit 2, help on stderr). cobra would print the group's help and exit 0, so a script with a
+// typo in a subcommand would believe it succeeded.
+func requireSubcommand(cmd *cobra.Command) {
+	for _, sub := range cmd.Commands() {
+		requireSubcommand(sub)
+	}
+	if !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.SuggestionsMinimumDistance = 2 // cobra sets its default only on the root, while executing
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += " (did you mean " + strings.Join(s, " or ") + "?)"
+			}
+			return usageError{errors.New(msg)}
+		}
+		cmd.SetOut(cmd.ErrOrStderr())
+		_ = cmd.Help()
+		return usagef("%s needs a subcommand", cmd.CommandPath())
+	}
 }
 
 // connect builds the Client from the global flags, once per invocation.

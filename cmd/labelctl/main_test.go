@@ -4,18 +4,22 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"image"
 	"image/png"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/labelprinter/go-labelprinter/printersim"
+	"github.com/spf13/cobra"
 	"go.uber.org/goleak"
 )
 
@@ -127,6 +131,46 @@ func TestUsageErrors(t *testing.T) {
 	if r := cli(t, ctx, nil, "{}", "labels", "put", "L", "-"); r.code != 2 {
 		t.Errorf("no URL with stdin: exit %d", r.code)
 	}
+}
+
+// TestUsageErrorsEveryCommand walks the whole command tree: whatever the command, a usage
+// mistake exits 2 with nothing on stdout, so a script never mistakes a typo for success. The
+// printer address is a closed port, so a command that got past its usage checks would fail
+// with 1 instead.
+func TestUsageErrorsEveryCommand(t *testing.T) {
+	ctx := context.Background()
+	env := map[string]string{"LABELPRINTER_URL": "http://127.0.0.1:1"}
+	a := &app{env: func(string) string { return "" }}
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		path := strings.Fields(cmd.CommandPath())[1:]
+		check := func(what string, args []string, stderr func(string) bool) {
+			t.Helper()
+			r := cli(t, ctx, env, "", append(slices.Clone(path), args...)...)
+			if r.code != 2 || r.stdout != "" || !stderr(r.stderr) {
+				t.Errorf("%s %s: exit %d, stdout %q, stderr %q", cmd.CommandPath(), what, r.code, r.stdout, r.stderr)
+			}
+		}
+		hasLine := func(s string) bool { return strings.HasPrefix(s, "labelctl: ") }
+		check("with an unknown flag", []string{"--no-such-flag"}, hasLine)
+		check("with a malformed flag", []string{"--timeout", "soon"}, hasLine)
+		if cmd.HasSubCommands() {
+			check("frobnicate", []string{"frobnicate"}, func(s string) bool {
+				return s == fmt.Sprintf("labelctl: unknown command %q for %q\n", "frobnicate", cmd.CommandPath())
+			})
+			check("without a subcommand", nil, func(s string) bool {
+				return strings.Contains(s, "Usage:") && strings.HasSuffix(s, "labelctl: "+cmd.CommandPath()+" needs a subcommand\n")
+			})
+		} else if cmd.Name() != "help" { // cobra's help answers any topic
+			check("with nine arguments", strings.Fields("a b c d e f g h i"), hasLine)
+		}
+		for _, sub := range cmd.Commands() {
+			if !sub.Hidden {
+				walk(sub)
+			}
+		}
+	}
+	walk(a.rootCommand())
 }
 
 func TestPrinterFailures(t *testing.T) {
@@ -286,7 +330,7 @@ func TestWatchAndSim(t *testing.T) {
 	var out, errOut syncBuffer
 	done := make(chan int)
 	go func() {
-		done <- run(simCtx, []string{"sim", "--addr", "127.0.0.1:0", "--printers", "a,b"}, strings.NewReader(""), &out, &errOut, func(string) string { return "" })
+		done <- run(simCtx, []string{"sim", "--addr", "127.0.0.1:0", "--printers", "a,b", "--require-content-length"}, strings.NewReader(""), &out, &errOut, func(string) string { return "" })
 	}()
 	var url string
 	for deadline := time.Now().Add(5 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
@@ -300,6 +344,18 @@ func TestWatchAndSim(t *testing.T) {
 		t.Fatalf("sim printed %q", out.String())
 	}
 	cli(t, context.Background(), map[string]string{"LABELPRINTER_URL": url}, "", "--printer", "b", "counters").ok(t)
+	cli(t, context.Background(), map[string]string{"LABELPRINTER_URL": url}, "", "--printer", "b", "print", "abort").ok(t)
+	// --require-content-length: a body of unknown length, sent chunked, is refused.
+	hc := &http.Client{Transport: &http.Transport{}}
+	resp, err := hc.Post(url+"/api/v3/printers/b/abortPrint", "application/json", io.MultiReader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	hc.CloseIdleConnections()
+	if resp.StatusCode != http.StatusLengthRequired {
+		t.Errorf("chunked POST to labelctl sim --require-content-length: %d", resp.StatusCode)
+	}
 	stop()
 	if code := <-done; code != 0 {
 		t.Errorf("sim exit %d: %s", code, errOut.String())
