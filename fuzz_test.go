@@ -1,14 +1,17 @@
 package labelprinter
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 	"unicode/utf8"
 )
@@ -427,6 +430,45 @@ func FuzzHistoryOptions(f *testing.F) {
 		}
 		if v.Get("resolution") != res {
 			t.Fatalf("resolution %q, want %q", v.Get("resolution"), res)
+		}
+	})
+}
+
+// FuzzExactReader holds the declared-length reader to its promise whatever the reader's read
+// sizes: a body of exactly the declared length passes whole, and any other ends in an error
+// before all declared bytes were handed over, so the printer never sees a complete request.
+func FuzzExactReader(f *testing.F) {
+	f.Add([]byte("0123456789"), int64(10), uint8(0))
+	f.Add([]byte("0123456789"), int64(9), uint8(1))
+	f.Add([]byte("0123456789"), int64(11), uint8(2))
+	f.Add([]byte("x"), int64(1), uint8(1))
+	f.Add([]byte{}, int64(1), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, declared int64, mode uint8) {
+		if declared <= 0 || declared > 1<<20 {
+			return
+		}
+		var r io.Reader = bytes.NewReader(data)
+		switch mode % 3 {
+		case 1:
+			r = iotest.OneByteReader(r)
+		case 2:
+			r = iotest.DataErrReader(iotest.HalfReader(r))
+		}
+		got, err := io.ReadAll(&exactReader{r: r, declared: declared, left: declared})
+		if int64(len(data)) == declared {
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("exact body: %d of %d bytes, err %v", len(got), len(data), err)
+			}
+			return
+		}
+		if err == nil {
+			t.Fatalf("%d bytes declared as %d passed without an error", len(data), declared)
+		}
+		if int64(len(got)) >= declared {
+			t.Fatalf("%d bytes declared as %d: all %d declared bytes were handed over before the error", len(data), declared, len(got))
+		}
+		if !bytes.Equal(got, data[:len(got)]) {
+			t.Fatal("bytes handed over differ from the reader's")
 		}
 	})
 }

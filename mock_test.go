@@ -420,6 +420,15 @@ func TestNothingSentForBadInput(t *testing.T) {
 		func() error { return c.Images.Put(ctx, "i", strings.NewReader("x"), "", nil) },
 		func() error { return c.Images.Put(ctx, "i", nil, "image/png", nil) },
 		func() error { return c.Images.Put(ctx, "i", bytes.NewReader(nil), "image/png", nil) },
+		func() error {
+			return c.Images.Put(ctx, "i", strings.NewReader("x"), "image/png", &ImagePutOptions{Size: -1})
+		},
+		func() error { // a seeker that holds 1 byte, declared as 2
+			return c.Images.Put(ctx, "i", strings.NewReader("x"), "image/png", &ImagePutOptions{Size: 2})
+		},
+		func() error { // a reader that tells its Len, declared otherwise
+			return c.Images.Put(ctx, "i", bytes.NewBufferString("xyz"), "image/png", &ImagePutOptions{Size: 2})
+		},
 		func() error { return c.Images.PutJSON(ctx, "i", ImageUpload{}) },
 		func() error { return c.Images.PutFile(ctx, "i", filepath.Join(t.TempDir(), "missing.png"), nil) },
 		func() error { _, err := c.Images.Download(ctx, "i", nil); return err },
