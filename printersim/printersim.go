@@ -141,6 +141,10 @@ type Simulator struct {
 	faults   []*faultRule
 	counts   map[string]int
 	total    int
+
+	// What GET /api/v3/status answers (SetStatus).
+	state, ragStatus string
+	statusErrors     []string
 }
 
 // New returns a Simulator with the given options.
@@ -159,6 +163,8 @@ func New(opts ...Option) *Simulator {
 		images:   map[string]*storedImage{},
 		printers: map[string]*printer{},
 		counts:   map[string]int{},
+
+		state: "STARTED", ragStatus: "GREEN", statusErrors: []string{},
 	}
 	for _, name := range cfg.printers {
 		s.printers[name] = &printer{name: name}
@@ -639,12 +645,25 @@ type statusBody struct {
 	Printers  []string    `json:"printers"`
 }
 
+// SetStatus sets what GET /api/v3/status answers from now on: the printer's state (such as
+// "STARTED", "ERROR" or a value no printer sends), its ragStatus and its errors. The ink
+// systems and the printers list stay as they are. A new simulator is STARTED and GREEN.
+func (s *Simulator) SetStatus(state, ragStatus string, errors ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state, s.ragStatus = state, ragStatus
+	s.statusErrors = append([]string{}, errors...)
+}
+
 func (s *Simulator) status(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, statusBody{
-		State: "STARTED", RagStatus: "GREEN", Errors: []string{},
+	s.mu.Lock()
+	body := statusBody{
+		State: s.state, RagStatus: s.ragStatus, Errors: slices.Clone(s.statusErrors),
 		Ink:      []inkStatus{{State: "STARTED", RagStatus: "GREEN", Level: "OK", Errors: []string{}, Warnings: []string{}}},
 		Printers: slices.Clone(s.cfg.printers),
-	})
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, body)
 }
 
 // --- serving ---

@@ -162,14 +162,14 @@ func (a *app) completePrinters(cmd *cobra.Command, _ []string, _ string) ([]cobr
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
 	defer cancel()
-	raw, err := c.Printers.Status(ctx)
+	status, err := c.Printers.Status(ctx)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	var st struct {
 		Printers []string `json:"printers"`
 	}
-	_ = json.Unmarshal(raw, &st)
+	_ = json.Unmarshal(status.Raw, &st)
 	return st.Printers, cobra.ShellCompDirectiveNoFileComp
 }
 
@@ -696,11 +696,11 @@ func (a *app) statusCommand() *cobra.Command {
 		Use: "status", Short: "Show the printer status", Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
-				raw, err := c.Printers.Status(ctx)
+				status, err := c.Printers.Status(ctx)
 				if err != nil {
 					return err
 				}
-				return a.printRaw(raw)
+				return a.printRaw(status.Raw)
 			})
 		},
 	}
