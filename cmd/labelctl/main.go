@@ -124,7 +124,7 @@ func (a *app) rootCommand() *cobra.Command {
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
 	root.AddCommand(a.labelsCommand(), a.imagesCommand(), a.tablesCommand(), a.printCommand(),
-		a.countersCommand(), a.historyCommand(), a.statusCommand(), a.simCommand())
+		a.countersCommand(), a.historyCommand(), a.statusCommand(), a.simCommand(), a.watchCommand())
 	return root
 }
 
