@@ -39,10 +39,20 @@ func BenchmarkWatch1000(b *testing.B) {
 	)
 	urls, count := benchSimProcess(b, sims, perSim)
 	runPair(b, "", func(b *testing.B) {
+		clients := map[string]*Client{}
+		defer func() {
+			for _, c := range clients {
+				c.Close()
+			}
+		}()
 		benchWatchSide(b, urls, perSim, interval, window, count, func(ctx context.Context, url, printer string, wg *sync.WaitGroup) func() {
-			c, err := NewClient(url)
-			if err != nil {
-				b.Fatal(err)
+			c := clients[url]
+			if c == nil {
+				var err error
+				if c, err = NewClient(url); err != nil {
+					b.Fatal(err)
+				}
+				clients[url] = c
 			}
 			return func() {
 				defer wg.Done()
@@ -55,8 +65,18 @@ func BenchmarkWatch1000(b *testing.B) {
 			}
 		})
 	}, func(b *testing.B) {
+		clients := map[string]*http.Client{}
+		defer func() {
+			for _, hc := range clients {
+				hc.CloseIdleConnections()
+			}
+		}()
 		benchWatchSide(b, urls, perSim, interval, window, count, func(ctx context.Context, url, printer string, wg *sync.WaitGroup) func() {
-			hc := &http.Client{Transport: DefaultTransport()}
+			hc := clients[url]
+			if hc == nil {
+				hc = &http.Client{Transport: DefaultTransport()}
+				clients[url] = hc
+			}
 			return func() {
 				defer wg.Done()
 				rawWatch(ctx, hc, url+"/api/v3/printers/"+printer+"/printCounters", interval, func(pc PrintCounters) {}, func(err error) { b.Error(err) })
