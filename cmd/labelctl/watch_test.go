@@ -82,6 +82,7 @@ func TestWatchUsage(t *testing.T) {
 		{"watch", "status", "--interval", "1ms"},
 		{"counters", "--watch", "--interval", "5ms"},
 		{"print", "job", "--printer", "line1", "--label", "L", "--wait"},
+		{"sim", "--addr", "127.0.0.1:0", "--trigger-every", "-1s"},
 	} {
 		if r := cli(t, context.Background(), env, "", args...); r.code != 2 {
 			t.Errorf("%v: exit %d, %q", args, r.code, r.stderr)
