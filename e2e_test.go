@@ -121,8 +121,8 @@ func e2eEveryOperation(t *testing.T, front e2eFront) {
 
 	status, err := c.Printers.Status(ctx)
 	must(t, err)
-	if !strings.Contains(string(status), `"line2"`) {
-		t.Errorf("status %s", status)
+	if !strings.Contains(string(status.Raw), `"line2"`) || status.State != labelprinter.StateStarted {
+		t.Errorf("status %s", status.Raw)
 	}
 
 	// Labels.

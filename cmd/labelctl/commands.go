@@ -162,14 +162,14 @@ func (a *app) completePrinters(cmd *cobra.Command, _ []string, _ string) ([]cobr
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
 	defer cancel()
-	raw, err := c.Printers.Status(ctx)
+	status, err := c.Printers.Status(ctx)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	var st struct {
 		Printers []string `json:"printers"`
 	}
-	_ = json.Unmarshal(raw, &st)
+	_ = json.Unmarshal(status.Raw, &st)
 	return st.Printers, cobra.ShellCompDirectiveNoFileComp
 }
 
@@ -444,7 +444,7 @@ func (a *app) printInfo(info *labelprinter.ImageInfo) error {
 func (a *app) printCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "print", Short: "Select, deselect, abort and trigger print jobs (never retried on their own)"}
 	var job labelprinter.PrintJob
-	var queue, freeze, checkpoint bool
+	var queue, freeze, checkpoint, wait bool
 	jobCmd := &cobra.Command{
 		Use: "job", Short: "Select a print job on --printer", Args: exactArgs(0, "flags only"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -461,6 +461,12 @@ func (a *app) printCommand() *cobra.Command {
 			}
 			if err := j.Validate(); err != nil {
 				return usageError{err}
+			}
+			if wait {
+				if j.Copies <= 0 {
+					return usagef("--wait needs --copies N, the number of labels to wait for")
+				}
+				return a.printAndWait(cmd, &j)
 			}
 			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
 				raw, err := c.Printers.PrintJob(ctx, a.printer, &j)
@@ -489,6 +495,7 @@ func (a *app) printCommand() *cobra.Command {
 	f.Float64Var(&job.AutoPrintInterval, "auto-print-interval", 0, "auto-print interval")
 	f.BoolVar(&checkpoint, "checkpoint", false, "set the checkpoint flag")
 	f.StringVar(&job.Description, "description", "", "text shown on the printer's overview")
+	f.BoolVar(&wait, "wait", false, "after selecting, wait until --copies labels are printed (Ctrl-C stops waiting)")
 	_ = jobCmd.RegisterFlagCompletionFunc("label", a.completeFlagNames(func(ctx context.Context, c *labelprinter.Client) (map[string]json.RawMessage, error) {
 		return c.Labels.List(ctx)
 	}))
@@ -522,9 +529,9 @@ func (a *app) printCommand() *cobra.Command {
 		simple("abort", "Abort printing on --printer", true, func(ctx context.Context, c *labelprinter.Client) (json.RawMessage, error) {
 			return c.Printers.AbortPrint(ctx, a.printer)
 		}),
-		simple("trigger", "Trigger one print on --printer", true, func(ctx context.Context, c *labelprinter.Client) (json.RawMessage, error) {
+		a.triggerCommand(simple("trigger", "Trigger one print on --printer", true, func(ctx context.Context, c *labelprinter.Client) (json.RawMessage, error) {
 			return c.Printers.Trigger(ctx, a.printer)
-		}))
+		})))
 	return cmd
 }
 
@@ -555,7 +562,7 @@ func (a *app) countersCommand() *cobra.Command {
 			return a.watchCounters(cmd, every)
 		},
 	}
-	cmd.Flags().BoolVar(&watch, "watch", false, "poll and redraw until Ctrl-C")
+	cmd.Flags().BoolVar(&watch, "watch", false, "print a line per change until Ctrl-C (as 'watch counters')")
 	cmd.Flags().DurationVar(&every, "interval", time.Second, "polling interval with --watch")
 	return cmd
 }
@@ -567,49 +574,6 @@ func (a *app) printCounters(pc *labelprinter.PrintCounters) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "TRIGGERS\tBOUNCES\tPRINTED\n%d\t%d\t%d\n", pc.Triggers, pc.TriggerBounces, pc.PrintedLabels)
 	return tw.Flush()
-}
-
-// watchCounters polls until the context ends; on a terminal it redraws one line in place.
-func (a *app) watchCounters(cmd *cobra.Command, every time.Duration) error {
-	if every <= 0 {
-		return usagef("--interval must be positive")
-	}
-	c, err := a.connect()
-	if err != nil {
-		return err
-	}
-	inPlace := a.terminal(a.stdout) && a.output != "json"
-	ticker := time.NewTicker(every)
-	defer ticker.Stop()
-	for {
-		ctx, cancel := context.WithTimeout(cmd.Context(), a.timeout)
-		pc, err := c.Printers.Counters(ctx, a.printer)
-		cancel()
-		if cmd.Context().Err() != nil {
-			break
-		}
-		now := time.Now().Format(time.TimeOnly)
-		switch {
-		case err != nil:
-			fmt.Fprintf(a.stderr, "%s %v\n", now, oneLine(err.Error()))
-		case a.output == "json":
-			_ = json.NewEncoder(a.stdout).Encode(map[string]any{"time": now, "triggers": pc.Triggers, "triggerBounces": pc.TriggerBounces, "printedLabels": pc.PrintedLabels})
-		case inPlace:
-			fmt.Fprintf(a.stdout, "\r\033[K%s  triggers %d  bounces %d  printed %d", now, pc.Triggers, pc.TriggerBounces, pc.PrintedLabels)
-		default:
-			fmt.Fprintf(a.stdout, "%s triggers=%d bounces=%d printed=%d\n", now, pc.Triggers, pc.TriggerBounces, pc.PrintedLabels)
-		}
-		select {
-		case <-cmd.Context().Done():
-		case <-ticker.C:
-			continue
-		}
-		break
-	}
-	if inPlace {
-		fmt.Fprintln(a.stdout)
-	}
-	return nil
 }
 
 func (a *app) historyCommand() *cobra.Command {
@@ -696,11 +660,11 @@ func (a *app) statusCommand() *cobra.Command {
 		Use: "status", Short: "Show the printer status", Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
-				raw, err := c.Printers.Status(ctx)
+				status, err := c.Printers.Status(ctx)
 				if err != nil {
 					return err
 				}
-				return a.printRaw(raw)
+				return a.printRaw(status.Raw)
 			})
 		},
 	}
@@ -710,7 +674,7 @@ func (a *app) statusCommand() *cobra.Command {
 
 func (a *app) simCommand() *cobra.Command {
 	var addr, printers, token string
-	var delay time.Duration
+	var delay, triggerEvery time.Duration
 	var strict bool
 	cmd := &cobra.Command{
 		Use: "sim", Short: "Run a simulated printer to try every command without one", Args: exactArgs(0, "no argument"),
@@ -719,7 +683,10 @@ func (a *app) simCommand() *cobra.Command {
 			if len(names) == 0 {
 				return usagef("--printers names no printer")
 			}
-			opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(delay)}
+			if triggerEvery < 0 {
+				return usagef("--trigger-every cannot be negative")
+			}
+			opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(delay), printersim.WithAutoTrigger(triggerEvery)}
 			if token != "" {
 				opts = append(opts, printersim.WithToken(token))
 			}
@@ -745,5 +712,6 @@ func (a *app) simCommand() *cobra.Command {
 	cmd.Flags().StringVar(&token, "require-token", "", "bearer token the simulated printer requires")
 	cmd.Flags().DurationVar(&delay, "delay", 200*time.Millisecond, "how long an uploaded image stays PROCESSING")
 	cmd.Flags().BoolVar(&strict, "require-content-length", false, "answer 411 to chunked bodies and to POST or PUT without Content-Length, as small embedded servers do")
+	cmd.Flags().DurationVar(&triggerEvery, "trigger-every", 0, "run the line: trigger every printer that has a job selected this often (0: only on request)")
 	return cmd
 }

@@ -2,6 +2,7 @@
 // contract, for pointing your own code, curl or a browser at a printer that is not there.
 //
 //	go run ./cmd/printersim -addr 127.0.0.1:8631 -printers line1,line2
+//	go run ./cmd/printersim -trigger-every 1s   # a running line: printers with a job print
 //	curl http://127.0.0.1:8631/api/v3/printers/line1/printCounters
 package main
 
@@ -39,6 +40,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	token := fs.String("token", "", "bearer token every request must carry (empty: none)")
 	delay := fs.Duration("delay", 200*time.Millisecond, "how long an uploaded image stays PROCESSING")
 	strict := fs.Bool("require-content-length", false, "answer 411 to chunked bodies and to POST or PUT without Content-Length, as small embedded servers do")
+	every := fs.Duration("trigger-every", 0, "run the line: trigger every printer that has a job selected this often (0: only on request)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -47,12 +49,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "printersim: -printers names no printer")
 		return 2
 	}
+	if *every < 0 {
+		fmt.Fprintln(stderr, "printersim: -trigger-every cannot be negative")
+		return 2
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "printersim:", err)
 		return 1
 	}
-	opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(*delay)}
+	opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(*delay), printersim.WithAutoTrigger(*every)}
 	if *token != "" {
 		opts = append(opts, printersim.WithToken(*token))
 	}
