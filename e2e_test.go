@@ -59,8 +59,8 @@ func TestE2EEveryOperation(t *testing.T) {
 
 	status, err := c.Printers.Status(ctx)
 	must(t, err)
-	if !strings.Contains(string(status), `"line2"`) {
-		t.Errorf("status %s", status)
+	if !strings.Contains(string(status.Raw), `"line2"`) || status.State != labelprinter.StateStarted {
+		t.Errorf("status %s", status.Raw)
 	}
 
 	// Labels.

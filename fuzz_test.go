@@ -1,6 +1,7 @@
 package labelprinter
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -427,6 +428,59 @@ func FuzzHistoryOptions(f *testing.F) {
 		}
 		if v.Get("resolution") != res {
 			t.Fatalf("resolution %q, want %q", v.Get("resolution"), res)
+		}
+	})
+}
+
+func FuzzDecodeStatus(f *testing.F) {
+	f.Add([]byte(`{"state":"STARTED","ragStatus":"GREEN","errors":[],"ink":[{"state":"STARTED","ragStatus":"GREEN","level":"OK","errors":[],"warnings":[]}],"printers":["line1"]}`))
+	f.Add([]byte(`{"state":"WARP","ragStatus":"BLUE","errors":["lid open"],"ink":null,"extra":{"a":1}}`))
+	f.Add([]byte(`{"state":3}`))
+	f.Add([]byte(`{"ink":[{"level":["OK"]}]}`))
+	f.Add([]byte(` null `))
+	f.Add([]byte(`{"errors":"none"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var st PrinterStatus
+		if err := json.Unmarshal(b, &st); err != nil {
+			return
+		}
+		// encoding/json, on the same bytes, reads the same typed fields.
+		var ref struct {
+			State     string      `json:"state"`
+			RAGStatus string      `json:"ragStatus"`
+			Errors    []string    `json:"errors"`
+			Ink       []InkStatus `json:"ink"`
+		}
+		if err := json.Unmarshal(b, &ref); err != nil {
+			t.Fatalf("accepted %q that encoding/json rejects: %v", b, err)
+		}
+		want := PrinterStatus{State: PrinterState(ref.State), RAGStatus: RAGStatus(ref.RAGStatus), Errors: ref.Errors, Ink: ref.Ink}
+		if !sameStatus(&st, &want) {
+			t.Fatalf("%q: %+v, encoding/json reads %+v", b, st, want)
+		}
+		// Raw is the body itself (nil for a JSON null, which leaves the status untouched).
+		if st.Raw != nil && (!json.Valid(st.Raw) || !bytes.Equal(st.Raw, bytes.TrimSpace(b))) {
+			t.Fatalf("raw %q from %q", st.Raw, b)
+		}
+		// The typed fields survive a round trip, and the copy does not alias the input.
+		out, err := json.Marshal(st)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		var back PrinterStatus
+		if err := json.Unmarshal(out, &back); err != nil || !sameStatus(&st, &back) {
+			t.Fatalf("round trip: %+v -> %s -> %+v (%v)", st, out, back, err)
+		}
+		in := bytes.Clone(b)
+		var mine PrinterStatus
+		if err := json.Unmarshal(in, &mine); err != nil {
+			t.Fatal(err)
+		}
+		for i := range in {
+			in[i] = 'x'
+		}
+		if !bytes.Equal(mine.Raw, st.Raw) {
+			t.Fatal("Raw aliases the decoder's input")
 		}
 	})
 }

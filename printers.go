@@ -371,9 +371,3 @@ func (s *PrintersService) Counters(ctx context.Context, printer string) (*PrintC
 	}
 	return pc, nil
 }
-
-// Status returns the printer status from GET /api/v3/status (from the maker's pages; its shape
-// is not part of the contract).
-func (s *PrintersService) Status(ctx context.Context) (json.RawMessage, error) {
-	return s.client.doRaw(ctx, &operation{name: "Printers.Status", method: "GET", path: "/status"})
-}

@@ -52,7 +52,11 @@
 //     WEEKS, aligned in UTC (weeks start on Monday), within [start, end] given in Unix
 //     seconds, and answers only non-empty buckets in time order.
 //   - GET /api/v3/status answers the maker's Status object for the first printer, with a
-//     "printers" list of every printer name added.
+//     "printers" list of every printer name added; SetStatus changes its state, ragStatus and
+//     errors.
+//   - The line: PressTrigger is a trigger from a product sensor, with the trigger endpoint's
+//     effects; WithAutoTrigger presses it on a ticker for every printer with a job selected;
+//     ResetCounters zeroes a printer's counters as a restart would.
 package printersim
 
 import (
@@ -90,6 +94,7 @@ type config struct {
 	delay    time.Duration
 	clock    Clock
 	maxBody  int64
+	autoEach time.Duration
 }
 
 // WithPrinters names the printers (default one printer, "printer1"). The single-printer paths
@@ -126,6 +131,14 @@ func WithMaxBodyBytes(n int64) Option {
 	}
 }
 
+// WithAutoTrigger runs the line: every interval (a wall-clock ticker, whatever WithClock
+// says), each printer that has a job selected gets a PressTrigger; printers with nothing
+// selected are left alone. Zero or less leaves the line still. A simulator with a running line
+// must be closed (Simulator.Close, or Server.Close, which does it).
+func WithAutoTrigger(every time.Duration) Option {
+	return func(c *config) { c.autoEach = max(every, 0) }
+}
+
 // Simulator is an in-memory printer. It is an http.Handler, safe for concurrent requests, and
 // its methods let a test inspect its state and inject faults.
 type Simulator struct {
@@ -141,6 +154,15 @@ type Simulator struct {
 	faults   []*faultRule
 	counts   map[string]int
 	total    int
+
+	// The running line of WithAutoTrigger: closed to stop it, and closed by it when stopped.
+	stopLine  chan struct{}
+	lineDone  chan struct{}
+	closeOnce sync.Once
+
+	// What GET /api/v3/status answers (SetStatus).
+	state, ragStatus string
+	statusErrors     []string
 }
 
 // New returns a Simulator with the given options.
@@ -159,12 +181,43 @@ func New(opts ...Option) *Simulator {
 		images:   map[string]*storedImage{},
 		printers: map[string]*printer{},
 		counts:   map[string]int{},
+
+		state: "STARTED", ragStatus: "GREEN", statusErrors: []string{},
 	}
 	for _, name := range cfg.printers {
 		s.printers[name] = &printer{name: name}
 	}
 	s.routes()
+	if cfg.autoEach > 0 {
+		s.stopLine, s.lineDone = make(chan struct{}), make(chan struct{})
+		go s.runLine(cfg.autoEach)
+	}
 	return s
+}
+
+// runLine presses the trigger of every printer with a job, every interval, until Close.
+func (s *Simulator) runLine(every time.Duration) {
+	defer close(s.lineDone)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopLine:
+			return
+		case <-t.C:
+			s.pressSelected()
+		}
+	}
+}
+
+// Close stops the running line of WithAutoTrigger and waits until it has stopped. It is safe to
+// call more than once, and does nothing for a simulator without one.
+func (s *Simulator) Close() {
+	if s.stopLine == nil {
+		return
+	}
+	s.closeOnce.Do(func() { close(s.stopLine) })
+	<-s.lineDone
 }
 
 func (s *Simulator) routes() {
@@ -639,12 +692,25 @@ type statusBody struct {
 	Printers  []string    `json:"printers"`
 }
 
+// SetStatus sets what GET /api/v3/status answers from now on: the printer's state (such as
+// "STARTED", "ERROR" or a value no printer sends), its ragStatus and its errors. The ink
+// systems and the printers list stay as they are. A new simulator is STARTED and GREEN.
+func (s *Simulator) SetStatus(state, ragStatus string, errors ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state, s.ragStatus = state, ragStatus
+	s.statusErrors = append([]string{}, errors...)
+}
+
 func (s *Simulator) status(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, statusBody{
-		State: "STARTED", RagStatus: "GREEN", Errors: []string{},
+	s.mu.Lock()
+	body := statusBody{
+		State: s.state, RagStatus: s.ragStatus, Errors: slices.Clone(s.statusErrors),
 		Ink:      []inkStatus{{State: "STARTED", RagStatus: "GREEN", Level: "OK", Errors: []string{}, Warnings: []string{}}},
 		Printers: slices.Clone(s.cfg.printers),
-	})
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, body)
 }
 
 // --- serving ---
@@ -728,9 +794,11 @@ func OrStart(url string, opts ...Option) (baseURL string, stop func(), err error
 	return srv.URL, srv.Close, nil
 }
 
-// Close stops the server and closes every connection, leaving no goroutine behind.
+// Close stops the server, closes every connection and stops the simulator's running line
+// (WithAutoTrigger), leaving no goroutine behind.
 func (s *Server) Close() {
 	_ = s.srv.Close()
 	<-s.done
 	s.conns.Wait()
+	s.Sim.Close()
 }

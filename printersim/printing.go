@@ -249,14 +249,25 @@ func (s *Simulator) trigger(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		return
 	}
+	label, msg := s.fire(p)
+	if msg != "" {
+		writeError(w, http.StatusConflict, msg)
+		return
+	}
+	writeJSON(w, http.StatusOK, triggerAnswer{Printer: p.name, Label: label, Printed: 1, QueueLength: len(p.queue)})
+}
+
+// fire is one trigger of p, from the endpoint or from the line: it prints one label of the
+// job at the head of the queue and returns that label, or counts a bounce and returns why
+// (msg). s.mu is held.
+func (s *Simulator) fire(p *printer) (label, msg string) {
 	p.counters.Triggers++
 	if len(p.queue) == 0 {
 		p.counters.TriggerBounces++
-		writeError(w, http.StatusConflict, "no job selected on "+p.name)
-		return
+		return "", "no job selected on " + p.name
 	}
 	j := p.queue[0]
-	label := j.labelName
+	label = j.labelName
 	limit := j.copies
 	var t *table
 	if j.table != "" {
@@ -264,15 +275,13 @@ func (s *Simulator) trigger(w http.ResponseWriter, r *http.Request) {
 		if t == nil || j.rows[j.rowPos] >= len(t.Rows) {
 			p.queue = p.queue[1:]
 			p.counters.TriggerBounces++
-			writeError(w, http.StatusConflict, "the job's table changed; job dropped")
-			return
+			return "", "the job's table changed; job dropped"
 		}
 		var err error
 		if label, err = s.labelFor(j, t); err != nil {
 			p.queue = p.queue[1:]
 			p.counters.TriggerBounces++
-			writeError(w, http.StatusConflict, err.Error()+"; job dropped")
-			return
+			return "", err.Error() + "; job dropped"
 		}
 		row := j.rows[j.rowPos]
 		if j.copiesColumn != "" {
@@ -297,7 +306,46 @@ func (s *Simulator) trigger(w http.ResponseWriter, r *http.Request) {
 			p.queue = p.queue[1:]
 		}
 	}
-	writeJSON(w, http.StatusOK, triggerAnswer{Printer: p.name, Label: label, Printed: 1, QueueLength: len(p.queue)})
+	return label, ""
+}
+
+// PressTrigger is a trigger from the line (a product sensor), not over HTTP: it has the same
+// effects as the trigger endpoint, and printed is false on a bounce (nothing selected). The
+// error is for an unknown printer.
+func (s *Simulator) PressTrigger(printer string) (printed bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.printers[printer]
+	if !ok {
+		return false, fmt.Errorf("printersim: no printer %q", printer)
+	}
+	_, msg := s.fire(p)
+	return msg == "", nil
+}
+
+// ResetCounters sets a printer's counters back to zero, as a restart of the printer would;
+// the selected jobs and the print events stay. The error is for an unknown printer.
+func (s *Simulator) ResetCounters(printer string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.printers[printer]
+	if !ok {
+		return fmt.Errorf("printersim: no printer %q", printer)
+	}
+	p.counters = Counters{}
+	return nil
+}
+
+// pressSelected is one beat of the running line (WithAutoTrigger): a trigger for each printer
+// that has a job selected.
+func (s *Simulator) pressSelected() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.printers {
+		if len(p.queue) > 0 {
+			s.fire(p)
+		}
+	}
 }
 
 func (s *Simulator) abortPrint(w http.ResponseWriter, r *http.Request) {

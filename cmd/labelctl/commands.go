@@ -162,14 +162,14 @@ func (a *app) completePrinters(cmd *cobra.Command, _ []string, _ string) ([]cobr
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
 	defer cancel()
-	raw, err := c.Printers.Status(ctx)
+	status, err := c.Printers.Status(ctx)
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	var st struct {
 		Printers []string `json:"printers"`
 	}
-	_ = json.Unmarshal(raw, &st)
+	_ = json.Unmarshal(status.Raw, &st)
 	return st.Printers, cobra.ShellCompDirectiveNoFileComp
 }
 
@@ -696,11 +696,11 @@ func (a *app) statusCommand() *cobra.Command {
 		Use: "status", Short: "Show the printer status", Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
-				raw, err := c.Printers.Status(ctx)
+				status, err := c.Printers.Status(ctx)
 				if err != nil {
 					return err
 				}
-				return a.printRaw(raw)
+				return a.printRaw(status.Raw)
 			})
 		},
 	}
@@ -710,7 +710,7 @@ func (a *app) statusCommand() *cobra.Command {
 
 func (a *app) simCommand() *cobra.Command {
 	var addr, printers, token string
-	var delay time.Duration
+	var delay, triggerEvery time.Duration
 	cmd := &cobra.Command{
 		Use: "sim", Short: "Run a simulated printer to try every command without one", Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -718,7 +718,10 @@ func (a *app) simCommand() *cobra.Command {
 			if len(names) == 0 {
 				return usagef("--printers names no printer")
 			}
-			opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(delay)}
+			if triggerEvery < 0 {
+				return usagef("--trigger-every cannot be negative")
+			}
+			opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(delay), printersim.WithAutoTrigger(triggerEvery)}
 			if token != "" {
 				opts = append(opts, printersim.WithToken(token))
 			}
@@ -740,5 +743,6 @@ func (a *app) simCommand() *cobra.Command {
 	cmd.Flags().StringVar(&printers, "printers", "line1", "comma-separated printer names")
 	cmd.Flags().StringVar(&token, "require-token", "", "bearer token the simulated printer requires")
 	cmd.Flags().DurationVar(&delay, "delay", 200*time.Millisecond, "how long an uploaded image stays PROCESSING")
+	cmd.Flags().DurationVar(&triggerEvery, "trigger-every", 0, "run the line: trigger every printer that has a job selected this often (0: only on request)")
 	return cmd
 }

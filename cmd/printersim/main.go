@@ -38,6 +38,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printers := fs.String("printers", "printer1", "comma-separated printer names; the first answers the single-printer paths")
 	token := fs.String("token", "", "bearer token every request must carry (empty: none)")
 	delay := fs.Duration("delay", 200*time.Millisecond, "how long an uploaded image stays PROCESSING")
+	every := fs.Duration("trigger-every", 0, "run the line: trigger every printer that has a job selected this often (0: only on request)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -51,7 +52,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "printersim:", err)
 		return 1
 	}
-	opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(*delay)}
+	if *every < 0 {
+		fmt.Fprintln(stderr, "printersim: -trigger-every cannot be negative")
+		return 2
+	}
+	opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(*delay), printersim.WithAutoTrigger(*every)}
 	if *token != "" {
 		opts = append(opts, printersim.WithToken(*token))
 	}

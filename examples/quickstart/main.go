@@ -64,7 +64,7 @@ func run(ctx context.Context, url, printer string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
-	step("printer status: %s", compact(status))
+	step("printer status: %s (printable: %v)", status.State, status.State.Printable())
 
 	// 1. An image, made here so the example needs no file.
 	img := image.NewGray(image.Rect(0, 0, 64, 32))
