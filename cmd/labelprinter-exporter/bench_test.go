@@ -177,14 +177,45 @@ func (p *rawProbe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	triggers := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "labelprinter_triggers_total", Help: "Triggers."}, []string{"printer"})
 	bounces := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "labelprinter_trigger_bounces_total", Help: "Bounces."}, []string{"printer"})
 	labels := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "labelprinter_printed_labels_total", Help: "Labels."}, []string{"printer"})
+	state := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "labelprinter_state", Help: "State."}, []string{"state"})
+	printable := prometheus.NewGauge(prometheus.GaugeOpts{Name: "labelprinter_printable", Help: "Printable."})
+	rag := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "labelprinter_rag_status", Help: "RAG."}, []string{"color"})
+	nerrs := prometheus.NewGauge(prometheus.GaugeOpts{Name: "labelprinter_errors", Help: "Errors."})
+	ink := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "labelprinter_ink_level", Help: "Ink level."}, []string{"ink", "level"})
 	reg.MustRegister(up, dur, triggers, bounces, labels)
 
+	ok := true
+	var st struct {
+		State     string   `json:"state"`
+		RAGStatus string   `json:"ragStatus"`
+		Errors    []string `json:"errors"`
+		Ink       []struct {
+			Level string `json:"level"`
+		} `json:"ink"`
+	}
+	if err := p.getJSON(ctx, target+"/api/v3/status", &st); err != nil {
+		ok = false
+	} else {
+		reg.MustRegister(state, printable, rag, nerrs, ink)
+		for _, s := range []string{"INITIALIZING", "STOPPED", "STANDBY", "STARTING", "HEATING", "STARTED", "MAINTENANCE", "STOPPING", "ERROR", "OTHER"} {
+			state.WithLabelValues(s).Set(b2f(st.State == s))
+		}
+		printable.Set(b2f(st.State == "HEATING" || st.State == "STARTED"))
+		for _, c := range []string{"RED", "AMBER", "GREEN"} {
+			rag.WithLabelValues(c).Set(b2f(st.RAGStatus == c))
+		}
+		nerrs.Set(float64(len(st.Errors)))
+		for i, in := range st.Ink {
+			for _, l := range []string{"EMPTY", "LOW", "OK"} {
+				ink.WithLabelValues(strconv.Itoa(i), l).Set(b2f(in.Level == l))
+			}
+		}
+	}
 	var c struct {
 		Triggers       int64 `json:"triggers"`
 		TriggerBounces int64 `json:"triggerBounces"`
 		PrintedLabels  int64 `json:"printedLabels"`
 	}
-	ok := true
 	if err := p.getJSON(ctx, target+"/api/v3/printers/"+url.PathEscape(printer)+"/printCounters", &c); err != nil {
 		ok = false
 	} else {
@@ -197,6 +228,13 @@ func (p *rawProbe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	dur.Set(time.Since(start).Seconds())
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true}).ServeHTTP(w, r)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // discardWriter is the cheapest ResponseWriter that still lets the benchmark check the answer.
@@ -254,6 +292,8 @@ func checkUp(b *testing.B, h http.Handler, target string) {
 	r.Header.Del("Accept-Encoding")
 	h.ServeHTTP(rec, r)
 	if !strings.Contains(rec.body.String(), "labelprinter_up 1") ||
+		!strings.Contains(rec.body.String(), `labelprinter_state{state="STARTED"} 1`) ||
+		!strings.Contains(rec.body.String(), `labelprinter_ink_level{ink="0",level="OK"} 1`) ||
 		!strings.Contains(rec.body.String(), `labelprinter_trigger_bounces_total{printer="line1"} 1`) {
 		b.Fatalf("probe of %s failed:\n%s", target, rec.body.String())
 	}

@@ -12,10 +12,13 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
 	"github.com/labelprinter/go-labelprinter/printersim"
@@ -300,34 +303,46 @@ func TestProbeLint(t *testing.T) {
 // TestProbeFailures: a 503 or a dropped connection gives up 0 in a 200 answer, and no counter
 // series for the printer whose read failed.
 func TestProbeFailures(t *testing.T) {
+	const countersRoute, statusRoute = "/api/v3/printers/{name}/printCounters", "/api/v3/status"
 	for _, tc := range []struct {
 		name  string
 		fault printersim.Fault
+		// counterReads is what the simulator sees: one read per printer, plus net/http's own
+		// replay of a GET whose reused connection was reset before any answer (the fault then
+		// needs two resets to fail the read; the replay goes out on a fresh connection, which
+		// net/http never replays).
+		counterReads int
 	}{
-		{"503", printersim.Fault{Status: http.StatusServiceUnavailable}},
-		{"reset", printersim.Fault{Reset: printersim.ResetBeforeRead}},
-		{"truncated", printersim.Fault{Truncate: true}},
+		{"503", printersim.Fault{Route: countersRoute, Status: http.StatusServiceUnavailable, Times: 1}, 2},
+		{"reset", printersim.Fault{Route: countersRoute, Reset: printersim.ResetBeforeRead, Times: 2}, 3},
+		{"truncated", printersim.Fault{Route: countersRoute, Truncate: true, Times: 1}, 2},
+		{"status 503", printersim.Fault{Route: statusRoute, Status: http.StatusServiceUnavailable, Times: 1}, 2},
+		{"status reset", printersim.Fault{Route: statusRoute, Reset: printersim.ResetBeforeRead, Times: 1}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sim := startSim(t, printersim.WithPrinters("line1", "line2"))
 			f := tc.fault
-			f.Method, f.Route = "GET", "/api/v3/printers/{name}/printCounters"
-			f.Times = 1
+			f.Method = "GET"
 			sim.Sim.InjectFault(f)
 			h := newHarness(t, nil)
 			mfs, _ := h.probe("target=" + target(sim) + "&printer=line1&printer=line2")
 			if up := mustValue(t, mfs, "labelprinter_up"); up != 0 {
 				t.Errorf("labelprinter_up = %v, want 0", up)
 			}
-			if _, ok := value(mfs, "labelprinter_triggers_total", "printer", "line1"); ok {
-				t.Error("a counter series for the printer whose read failed")
+			_, line1 := value(mfs, "labelprinter_triggers_total", "printer", "line1")
+			_, state := mfs["labelprinter_state"]
+			if f.Route == countersRoute && (line1 || !state) {
+				t.Errorf("line1 counters shown %v, status shown %v; want only the status", line1, state)
+			}
+			if f.Route == statusRoute && (!line1 || state) {
+				t.Errorf("line1 counters shown %v, status shown %v; want only the counters", line1, state)
 			}
 			if _, ok := value(mfs, "labelprinter_triggers_total", "printer", "line2"); !ok {
 				t.Error("no counter series for the printer whose read succeeded")
 			}
-			// No retry inside a probe: the next scrape is the retry.
-			if got := sim.Sim.Requests("GET", "/api/v3/printers/{name}/printCounters"); got != 2 {
-				t.Errorf("printCounters requested %d times, want 2 (one per printer)", got)
+			// No retry by the exporter inside a probe: the next scrape is the retry.
+			if got := sim.Sim.Requests("GET", countersRoute); got != tc.counterReads {
+				t.Errorf("printCounters requested %d times, want %d", got, tc.counterReads)
 			}
 			if !strings.Contains(h.logs.String(), "probe failed") {
 				t.Errorf("failure not logged at debug: %q", h.logs.String())
@@ -679,8 +694,8 @@ func TestCacheCap(t *testing.T) {
 	if h.e.clients.contains(sim.URL + "/t0") {
 		t.Error("the least recent target is still cached")
 	}
-	if got := sim.Sim.TotalRequests(); got != n {
-		t.Errorf("the simulator saw %d requests for %d probes", got, n)
+	if got := sim.Sim.TotalRequests(); got != 2*n {
+		t.Errorf("the simulator saw %d requests for %d probes of status and counters", got, n)
 	}
 }
 
@@ -731,5 +746,168 @@ func TestNewExporterRefusesBadConfig(t *testing.T) {
 		if _, err := newExporter(cfg); err == nil {
 			t.Errorf("%+v accepted", cfg)
 		}
+	}
+}
+
+// TestProbeStatusStates: each state the simulator is set to shows up as the one
+// labelprinter_state series at 1, with the other known states at 0, and printable, RAG and
+// error count follow.
+func TestProbeStatusStates(t *testing.T) {
+	sim := startSim(t)
+	h := newHarness(t, nil)
+	for _, tc := range []struct {
+		state     string
+		rag       string
+		errs      []string
+		printable float64
+	}{
+		{"INITIALIZING", "AMBER", nil, 0},
+		{"STOPPED", "AMBER", nil, 0},
+		{"STANDBY", "GREEN", nil, 0},
+		{"STARTING", "AMBER", nil, 0},
+		{"HEATING", "AMBER", nil, 1},
+		{"STARTED", "GREEN", nil, 1},
+		{"MAINTENANCE", "AMBER", []string{"operator mode"}, 0},
+		{"STOPPING", "AMBER", nil, 0},
+		{"ERROR", "RED", []string{"lid open", "ink pressure low", "head fault"}, 0},
+		{"OTHER", "AMBER", []string{"ink 2 stopped"}, 0},
+		{"FIRMWARE_UPDATE", "RED", nil, 0},
+	} {
+		sim.Sim.SetStatus(tc.state, tc.rag, tc.errs...)
+		mfs, body := h.probe("target=" + target(sim))
+		if up := mustValue(t, mfs, "labelprinter_up"); up != 1 {
+			t.Fatalf("%s: up %v", tc.state, up)
+		}
+		ones := 0
+		for _, m := range mfs["labelprinter_state"].GetMetric() {
+			if m.GetGauge().GetValue() == 1 {
+				ones++
+			}
+		}
+		if ones != 1 || mustValue(t, mfs, "labelprinter_state", "state", tc.state) != 1 {
+			t.Errorf("%s: %d states at 1:\n%s", tc.state, ones, body)
+		}
+		wantSeries := len(knownStates)
+		if !slices.Contains(knownStates, labelprinter.PrinterState(tc.state)) {
+			wantSeries++
+		}
+		if n := len(mfs["labelprinter_state"].GetMetric()); n != wantSeries {
+			t.Errorf("%s: %d state series, want %d", tc.state, n, wantSeries)
+		}
+		if got := mustValue(t, mfs, "labelprinter_printable"); got != tc.printable {
+			t.Errorf("%s: printable %v", tc.state, got)
+		}
+		for _, c := range []string{"RED", "AMBER", "GREEN"} {
+			want := 0.0
+			if c == tc.rag {
+				want = 1
+			}
+			if got := mustValue(t, mfs, "labelprinter_rag_status", "color", c); got != want {
+				t.Errorf("%s: rag %s = %v", tc.state, c, got)
+			}
+		}
+		if got := mustValue(t, mfs, "labelprinter_errors"); got != float64(len(tc.errs)) {
+			t.Errorf("%s: errors %v, want %d", tc.state, got, len(tc.errs))
+		}
+	}
+	if got := sim.Sim.Requests("GET", "/api/v3/status"); got != 11 {
+		t.Errorf("/status read %d times in 11 probes", got)
+	}
+}
+
+// TestProbeStatusOncePerTarget: several printers of one controller, one /status read.
+func TestProbeStatusOncePerTarget(t *testing.T) {
+	sim := startSim(t, printersim.WithPrinters("a", "b", "c"))
+	h := newHarness(t, nil)
+	mfs, _ := h.probe("target=" + target(sim) + "&printer=a&printer=b&printer=c")
+	if got := sim.Sim.Requests("GET", "/api/v3/status"); got != 1 {
+		t.Errorf("/status read %d times", got)
+	}
+	if n := len(mfs["labelprinter_printable"].GetMetric()); n != 1 {
+		t.Errorf("%d printable series", n)
+	}
+	for _, m := range mfs["labelprinter_state"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "printer" {
+				t.Error("a status metric carries a printer label")
+			}
+		}
+	}
+}
+
+// TestProbeInkLevels: each ink system gets one series per level, 1 for its own, and hostile
+// values (a hundred inks, a state that is not UTF-8) neither break the answer nor blow it up.
+func TestProbeInkLevels(t *testing.T) {
+	sim := startSim(t)
+	status := `{"state":"STARTED","ragStatus":"AMBER","errors":[],"ink":[` +
+		`{"state":"STARTED","ragStatus":"GREEN","level":"OK","errors":[],"warnings":[]},` +
+		`{"state":"STARTED","ragStatus":"AMBER","level":"LOW","errors":[],"warnings":["low"]},` +
+		`{"state":"STOPPED","ragStatus":"RED","level":"EMPTY","errors":["empty"],"warnings":[]}]}`
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v3/status" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, status)
+			return
+		}
+		sim.Sim.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	h := newHarness(t, nil)
+	mfs, body := h.probe("target=" + url.QueryEscape(front.URL))
+	for ink, level := range []string{"OK", "LOW", "EMPTY"} {
+		for _, l := range []string{"EMPTY", "LOW", "OK"} {
+			want := 0.0
+			if l == level {
+				want = 1
+			}
+			if got := mustValue(t, mfs, "labelprinter_ink_level", "ink", strconv.Itoa(ink), "level", l); got != want {
+				t.Errorf("ink %d level %s = %v\n%s", ink, l, got, body)
+			}
+		}
+	}
+	if n := len(mfs["labelprinter_ink_level"].GetMetric()); n != 9 {
+		t.Errorf("%d ink series for 3 inks", n)
+	}
+
+	inks := strings.Repeat(`{"state":"STARTED","ragStatus":"GREEN","level":"OK","errors":[],"warnings":[]},`, 100)
+	status = `{"state":"` + strings.Repeat("\xff", 100) + `","ragStatus":"GREEN","errors":[],"ink":[` + strings.TrimSuffix(inks, ",") + `]}`
+	mfs, _ = h.probe("target=" + url.QueryEscape(front.URL))
+	if n := len(mfs["labelprinter_ink_level"].GetMetric()); n != maxInks*3 {
+		t.Errorf("%d ink series for 100 inks, want %d", n, maxInks*3)
+	}
+	if n := len(mfs["labelprinter_state"].GetMetric()); n != len(knownStates)+1 {
+		t.Errorf("%d state series for an unknown state", n)
+	}
+	res := &probeResult{up: true, status: &labelprinter.PrinterStatus{State: labelprinter.PrinterState(strings.Repeat("é", 40) + "\xff"),
+		Ink: []labelprinter.InkStatus{{Level: "OK"}, {Level: "HALF"}}}}
+	problems, err := testutil.CollectAndLint(&probeCollector{descs: &h.e.descs, res: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+	if got := labelValue(strings.Repeat("é", 40), maxStateLen); len(got) > maxStateLen || !utf8.ValidString(got) {
+		t.Errorf("labelValue gave %q", got)
+	}
+}
+
+// TestProbeStatusFailure: a failed /status read is up 0 with the counters still shown, and no
+// status series (a stale or made-up state would mislead the dashboard).
+func TestProbeStatusFailure(t *testing.T) {
+	sim := startSim(t, printersim.WithPrinters("line1"))
+	sim.Sim.InjectFault(printersim.Fault{Method: "GET", Route: "/api/v3/status", Status: 503, Times: 1})
+	h := newHarness(t, nil)
+	mfs, _ := h.probe("target=" + target(sim) + "&printer=line1")
+	if up := mustValue(t, mfs, "labelprinter_up"); up != 0 {
+		t.Errorf("up %v", up)
+	}
+	for _, name := range []string{"labelprinter_state", "labelprinter_printable", "labelprinter_rag_status", "labelprinter_errors", "labelprinter_ink_level"} {
+		if _, ok := mfs[name]; ok {
+			t.Errorf("%s present after a failed status read", name)
+		}
+	}
+	if _, ok := value(mfs, "labelprinter_triggers_total", "printer", "line1"); !ok {
+		t.Error("counters missing when only the status failed")
 	}
 }
