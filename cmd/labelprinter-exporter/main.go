@@ -97,10 +97,14 @@ func parseFlags(args []string, stderr io.Writer) (config, string, error) {
 	var allow []string
 	fs.Func("allow-targets", "CIDRs, addresses and host names that may be probed, comma-separated; replaces the default "+
 		strings.Join(defaultAllowTargets, ",")+" (and host names resolving only there)", func(v string) error {
+		n := len(allow)
 		for _, e := range strings.Split(v, ",") {
 			if e = strings.TrimSpace(e); e != "" {
 				allow = append(allow, e)
 			}
+		}
+		if len(allow) == n {
+			return errors.New("lists nothing")
 		}
 		return nil
 	})
