@@ -192,7 +192,7 @@ type probeRequest struct {
 }
 
 // parseProbeRequest validates the query of /probe. A target without a scheme is taken as
-// http://, the way printers are reached on plant networks.
+// http://, the way printers are reached on plant networks; an empty printer is ignored.
 func parseProbeRequest(q url.Values) (*probeRequest, error) {
 	targets := q["target"]
 	if len(targets) != 1 || targets[0] == "" {
@@ -218,6 +218,10 @@ func parseProbeRequest(q url.Values) (*probeRequest, error) {
 	p := &probeRequest{target: target, host: u.Hostname()}
 	seen := map[string]bool{}
 	for _, name := range q["printer"] {
+		if name == "" {
+			// An empty field of the index page's form: the single-printer paths.
+			continue
+		}
 		if err := checkPrinterName(name); err != nil {
 			return nil, err
 		}
@@ -236,8 +240,6 @@ func parseProbeRequest(q url.Values) (*probeRequest, error) {
 // one path segment and a label value.
 func checkPrinterName(name string) error {
 	switch {
-	case name == "":
-		return errors.New("printer is empty; leave it out to read the single-printer paths")
 	case name == "." || name == "..":
 		return errors.New("printer cannot be . or ..")
 	case len(name) > maxNameLen:

@@ -579,7 +579,7 @@ func TestProbeBadRequests(t *testing.T) {
 	for _, q := range []string{
 		"", "target=", "target=" + tg + "&target=" + tg, "target=ftp%3A%2F%2F127.0.0.1",
 		"target=" + url.QueryEscape("http://user:pw@127.0.0.1"), "target=http%3A%2F%2F",
-		"target=" + tg + "&printer=", "target=" + tg + "&printer=..", "target=" + tg + "&printer=a%0Ab",
+		"target=" + tg + "&printer=..", "target=" + tg + "&printer=a%0Ab",
 		"target=" + tg + "&printer=%FF", "target=" + tg + "&printer=" + long, "target=" + tg + many,
 		"target=" + url.QueryEscape(sim.URL+"/?x=1"),
 	} {
@@ -608,13 +608,20 @@ func TestProbeBadRequests(t *testing.T) {
 	}
 }
 
-// TestProbeTargetWithoutScheme: a bare host:port is probed over http.
+// TestProbeTargetWithoutScheme: a bare host:port is probed over http, and an empty printer (the
+// index page's form left blank) reads the single-printer paths.
 func TestProbeTargetWithoutScheme(t *testing.T) {
 	sim := startSim(t)
 	h := newHarness(t, nil)
-	mfs, _ := h.probe("target=" + url.QueryEscape(strings.TrimPrefix(sim.URL, "http://")))
+	mfs, _ := h.probe("target=" + url.QueryEscape(strings.TrimPrefix(sim.URL, "http://")) + "&printer=")
 	if up := mustValue(t, mfs, "labelprinter_up"); up != 1 {
 		t.Errorf("labelprinter_up = %v", up)
+	}
+	if _, ok := value(mfs, "labelprinter_triggers_total", "printer", ""); !ok {
+		t.Error("no single-printer counters")
+	}
+	if got := sim.Sim.Requests("GET", "/api/v3/printCounters"); got != 1 {
+		t.Errorf("single-printer counters read %d times", got)
 	}
 }
 
