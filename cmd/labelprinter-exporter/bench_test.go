@@ -76,53 +76,62 @@ func runSimFarm(n string, in io.Reader, out io.Writer) int {
 	return 0
 }
 
+// The farm is started by the first benchmark that needs it and stopped by TestMain after every
+// benchmark ran: a benchmark function runs more than once (b.N = 1 first), so a cleanup tied to
+// one run would stop the farm under the next.
+var (
+	farmOnce sync.Once
+	farmURLs []string
+	farmErr  error
+	farmStop = func() {}
+)
+
 // startSimFarm starts the simulators in a child process and returns their URLs.
-func startSimFarm(b *testing.B, n int) []string {
-	b.Helper()
+func startSimFarm(n int) ([]string, func(), error) {
 	exe, err := os.Executable()
 	if err != nil {
-		b.Fatal(err)
+		return nil, nil, err
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	cmd.Env = append(os.Environ(), simFarmEnv+"="+strconv.Itoa(n))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		b.Fatal(err)
+		return nil, nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		b.Fatal(err)
+		return nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
+		return nil, nil, err
 	}
-	b.Cleanup(func() {
+	stop := func() {
 		stdin.Close()
 		_ = cmd.Wait()
-	})
+	}
 	var urls []string
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		if sc.Text() == "ready" {
-			return urls
+			return urls, stop, nil
 		}
 		urls = append(urls, sc.Text())
 	}
-	b.Fatalf("simulator farm ended after %d URLs: %v", len(urls), sc.Err())
-	return nil
+	stop()
+	return nil, nil, fmt.Errorf("simulator farm ended after %d URLs: %v", len(urls), sc.Err())
 }
 
-// farm is started once per benchmark binary and shared by the benchmarks.
-var (
-	farmOnce sync.Once
-	farmURLs []string
-)
-
 func benchFarm(b *testing.B) []string {
-	farmOnce.Do(func() { farmURLs = startSimFarm(b, benchPrinters) })
-	if len(farmURLs) != benchPrinters {
-		b.Fatal("no simulator farm")
+	farmOnce.Do(func() {
+		var stop func()
+		farmURLs, stop, farmErr = startSimFarm(benchPrinters)
+		if farmErr == nil {
+			farmStop = stop
+		}
+	})
+	if farmErr != nil {
+		b.Fatal(farmErr)
 	}
 	return farmURLs
 }
@@ -361,6 +370,52 @@ func BenchmarkProbe(b *testing.B) {
 			p := newRawProbe()
 			return p, p.hc.CloseIdleConnections
 		}))
+}
+
+// BenchmarkProbeInterleaved is BenchmarkProbe with both sides in one run: each round probes
+// a batch of targets 64 at a time with the exporter and the same batch with the hand-written
+// probe, the side that goes first alternating. On a machine shared with other work, load
+// changes from one second to the next; interleaving lets both sides meet the same load, so the
+// ratio it reports holds where two separate runs would each catch a different moment.
+func BenchmarkProbeInterleaved(b *testing.B) {
+	targets := benchFarm(b)
+	e := benchExporter(b)
+	defer e.Close()
+	raw := newRawProbe()
+	defer raw.hc.CloseIdleConnections()
+	for _, h := range []http.Handler{e, raw} {
+		checkUp(b, h, targets[0])
+		probeAll(b, h, targets)
+	}
+	const batch = 500
+	var times [2]time.Duration // exporter, raw
+	next := 0
+	b.ResetTimer()
+	for i := range b.N {
+		batchTargets := make([]string, batch)
+		for j := range batchTargets {
+			batchTargets[j] = targets[(next+j)%len(targets)]
+		}
+		next += batch
+		sides := []int{0, 1}
+		if i%2 == 1 {
+			sides = []int{1, 0}
+		}
+		for _, side := range sides {
+			h := http.Handler(e)
+			if side == 1 {
+				h = raw
+			}
+			start := time.Now()
+			probeAll(b, h, batchTargets)
+			times[side] += time.Since(start)
+		}
+	}
+	probes := float64(b.N * batch)
+	b.ReportMetric(float64(times[0].Nanoseconds())/probes, "exporter-ns/probe")
+	b.ReportMetric(float64(times[1].Nanoseconds())/probes, "raw-ns/probe")
+	b.ReportMetric(float64(times[0])/float64(times[1]), "exporter/raw")
+	b.ReportMetric(0, "ns/op")
 }
 
 // heldBytes is the memory the process holds after a full collection: live heap objects and

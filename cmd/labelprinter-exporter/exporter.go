@@ -241,7 +241,7 @@ func parseProbeRequest(q url.Values) (*probeRequest, error) {
 func checkPrinterName(name string) error {
 	switch {
 	case name == "." || name == "..":
-		return errors.New("printer cannot be . or ..")
+		return errors.New(`printer cannot be "." or ".."`)
 	case len(name) > maxNameLen:
 		return fmt.Errorf("printer is longer than %d bytes", maxNameLen)
 	case !utf8.ValidString(name):

@@ -33,7 +33,16 @@ func TestMain(m *testing.M) {
 	if os.Getenv(simFarmEnv) != "" {
 		os.Exit(runSimFarm(os.Getenv(simFarmEnv), os.Stdin, os.Stdout))
 	}
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	farmStop()
+	// goleak.VerifyTestMain, after the benchmarks' simulator farm is stopped.
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // syncBuffer is written by handlers' goroutines and read by the test.
