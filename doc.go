@@ -16,8 +16,9 @@
 //
 // # What is decoded
 //
-// The documented responses are typed: [ImageInfo], [PrintCounters], [PrintHistory]. Bodies the
-// contract does not describe (labels, tables, the answers of print control, the status) are
+// The documented responses are typed: [ImageInfo], [PrintCounters], [PrintHistory], and the
+// status in the maker's shape, [PrinterStatus], which keeps its whole body in Raw. Bodies the
+// contract does not describe (labels, tables, the answers of print control) are
 // returned as json.RawMessage, empty when the printer sent no body. A documented struct that
 // arrives empty or null is a [*DecodeError] instead, since zero counters would be
 // indistinguishable from real ones. JSON is recognised by content, whatever the Content-Type.
@@ -43,6 +44,17 @@
 // more than an error. No idempotency header is ever sent, since net/http would treat it as
 // permission to replay a POST. A POST, PUT or DELETE never follows a redirect, and a GET
 // follows one only to the same scheme, host and port.
+//
+// # Did it print?
+//
+// Accepted is not printed. [PrintersService.WatchCounters] and [PrintersService.WatchStatus]
+// poll once, well (first answer at once, then only changes, back-off while the printer is
+// down, a counter reset reported as such); [PrintersService.WaitPrinted] waits until the
+// counters show n labels since a reading; [PrintersService.ConfirmTrigger] settles a trigger
+// whose answer was lost from the counters around it. The counters are per printer, not per
+// job: a trigger can be settled only while nothing else triggers that printer (otherwise
+// [TriggerUnknown]), and a printJob whose answer was lost cannot be settled at all, since the
+// contract gives no way to read a selection back.
 //
 // # Authentication and TLS
 //

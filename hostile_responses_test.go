@@ -171,6 +171,9 @@ func TestEmptyBodyEveryOperation(t *testing.T) {
 		ctx := t.Context()
 		ok := map[string]error{}
 		for name, call := range rtIdempotent {
+			if name == "Printers.Status" {
+				continue // a documented struct since it is typed: checked below
+			}
 			ok[name] = call(ctx, c)
 		}
 		for name, call := range rtPrintOnce {
@@ -184,13 +187,14 @@ func TestEmptyBodyEveryOperation(t *testing.T) {
 		_, err1 := c.Printers.Counters(ctx, "p")
 		_, err2 := c.Printers.History(ctx, "p", nil)
 		_, err3 := c.Images.Info(ctx, "i")
-		for i, err := range []error{err1, err2, err3} {
+		_, err4 := c.Printers.Status(ctx)
+		for i, err := range []error{err1, err2, err3, err4} {
 			if !isDecodeError(err) {
 				t.Errorf("%d: documented struct %d with an empty body: %v", status, i, err)
 			}
 		}
 		if status == 200 {
-			t.Logf("%d operations accept an empty 2xx body, 3 documented structs refuse it", len(ok))
+			t.Logf("%d operations accept an empty 2xx body, 4 documented structs refuse it", len(ok))
 		}
 	}
 }

@@ -64,8 +64,10 @@ func (s *PrintersService) WaitPrinted(ctx context.Context, printer string, since
 			return true, true
 		}
 		lastErr = nil
+		prev := progress.Counters
 		progress.Counters = *pc
-		if wentDown(since, *pc) {
+		// Below the previous reading or below the baseline: either way the printer restarted.
+		if wentDown(prev, *pc) || wentDown(since, *pc) {
 			result = fmt.Errorf("%w: waiting for %d labels on %s, after %d", ErrCountersReset, n, printerLabel(printer), progress.Printed)
 			return false, false
 		}
@@ -144,7 +146,8 @@ const confirmPause = 250 * time.Millisecond
 // the trigger did even when its answer was lost. Triggers +1 with printedLabels +1 is
 // TriggerPrinted; triggers +1 with triggerBounces +1 is TriggerBounced; triggers unchanged,
 // after a second reading a moment later, is TriggerNotReceived; anything else is
-// TriggerUnknown. The trigger is sent once, under the same rule as Trigger: never resent
+// TriggerUnknown, and so is a trigger the printer answered with 2xx that the counters do not
+// show (it did arrive, so sending again is not safe). The trigger is sent once, under the same rule as Trigger: never resent
 // after it may have reached the printer.
 //
 // The returned error is nil whenever the counters settle the outcome, even when the
@@ -190,6 +193,11 @@ func (s *PrintersService) ConfirmTrigger(ctx context.Context, printer string) (T
 		}
 		res.After = *again
 		res.Outcome = settle(res.Before, res.After)
+		if res.Outcome == TriggerNotReceived && res.Err == nil {
+			// The printer answered 2xx, so it did receive the trigger; counters that do not
+			// show it (reset to the same values, say) cannot make resending safe.
+			res.Outcome = TriggerUnknown
+		}
 	}
 	return res, nil
 }

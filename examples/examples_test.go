@@ -54,7 +54,8 @@ func TestExamples(t *testing.T) {
 		{name: "print-from-table", args: []string{"-sku", "S12-500A"}, want: []string{"selected S12-500A", "printed labels: 1"}},
 		{name: "upload-image", want: []string{"example-logo: READY, 120x40 px", "intent PERCEPTUAL"}},
 		{name: "history", args: []string{"-resolution", "HOURS"}, want: []string{"    7 #######"}},
-		{name: "watch-counters", args: []string{"-every", "200ms"}, interrupt: 1500 * time.Millisecond, want: []string{"triggers=", "printed=", "stopped"}},
+		{name: "watch-counters", args: []string{"-every", "200ms"}, interrupt: 1500 * time.Millisecond, want: []string{"triggers=", "printed=", " (+", "stopped"}},
+		{name: "print-and-confirm", args: []string{"-every", "20ms"}, want: []string{"printed 5/5", "all 5 labels printed", "trigger outcome: bounced (triggers 5 -> 6, bounces 0 -> 1, printed 5 -> 5)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -444,7 +444,7 @@ func (a *app) printInfo(info *labelprinter.ImageInfo) error {
 func (a *app) printCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "print", Short: "Select, deselect, abort and trigger print jobs (never retried on their own)"}
 	var job labelprinter.PrintJob
-	var queue, freeze, checkpoint bool
+	var queue, freeze, checkpoint, wait bool
 	jobCmd := &cobra.Command{
 		Use: "job", Short: "Select a print job on --printer", Args: exactArgs(0, "flags only"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -461,6 +461,12 @@ func (a *app) printCommand() *cobra.Command {
 			}
 			if err := j.Validate(); err != nil {
 				return usageError{err}
+			}
+			if wait {
+				if j.Copies <= 0 {
+					return usagef("--wait needs --copies N, the number of labels to wait for")
+				}
+				return a.printAndWait(cmd, &j)
 			}
 			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
 				raw, err := c.Printers.PrintJob(ctx, a.printer, &j)
@@ -489,6 +495,7 @@ func (a *app) printCommand() *cobra.Command {
 	f.Float64Var(&job.AutoPrintInterval, "auto-print-interval", 0, "auto-print interval")
 	f.BoolVar(&checkpoint, "checkpoint", false, "set the checkpoint flag")
 	f.StringVar(&job.Description, "description", "", "text shown on the printer's overview")
+	f.BoolVar(&wait, "wait", false, "after selecting, wait until --copies labels are printed (Ctrl-C stops waiting)")
 	_ = jobCmd.RegisterFlagCompletionFunc("label", a.completeFlagNames(func(ctx context.Context, c *labelprinter.Client) (map[string]json.RawMessage, error) {
 		return c.Labels.List(ctx)
 	}))
@@ -522,9 +529,9 @@ func (a *app) printCommand() *cobra.Command {
 		simple("abort", "Abort printing on --printer", true, func(ctx context.Context, c *labelprinter.Client) (json.RawMessage, error) {
 			return c.Printers.AbortPrint(ctx, a.printer)
 		}),
-		simple("trigger", "Trigger one print on --printer", true, func(ctx context.Context, c *labelprinter.Client) (json.RawMessage, error) {
+		a.triggerCommand(simple("trigger", "Trigger one print on --printer", true, func(ctx context.Context, c *labelprinter.Client) (json.RawMessage, error) {
 			return c.Printers.Trigger(ctx, a.printer)
-		}))
+		})))
 	return cmd
 }
 
@@ -555,7 +562,7 @@ func (a *app) countersCommand() *cobra.Command {
 			return a.watchCounters(cmd, every)
 		},
 	}
-	cmd.Flags().BoolVar(&watch, "watch", false, "poll and redraw until Ctrl-C")
+	cmd.Flags().BoolVar(&watch, "watch", false, "print a line per change until Ctrl-C (as 'watch counters')")
 	cmd.Flags().DurationVar(&every, "interval", time.Second, "polling interval with --watch")
 	return cmd
 }
@@ -567,49 +574,6 @@ func (a *app) printCounters(pc *labelprinter.PrintCounters) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "TRIGGERS\tBOUNCES\tPRINTED\n%d\t%d\t%d\n", pc.Triggers, pc.TriggerBounces, pc.PrintedLabels)
 	return tw.Flush()
-}
-
-// watchCounters polls until the context ends; on a terminal it redraws one line in place.
-func (a *app) watchCounters(cmd *cobra.Command, every time.Duration) error {
-	if every <= 0 {
-		return usagef("--interval must be positive")
-	}
-	c, err := a.connect()
-	if err != nil {
-		return err
-	}
-	inPlace := a.terminal(a.stdout) && a.output != "json"
-	ticker := time.NewTicker(every)
-	defer ticker.Stop()
-	for {
-		ctx, cancel := context.WithTimeout(cmd.Context(), a.timeout)
-		pc, err := c.Printers.Counters(ctx, a.printer)
-		cancel()
-		if cmd.Context().Err() != nil {
-			break
-		}
-		now := time.Now().Format(time.TimeOnly)
-		switch {
-		case err != nil:
-			fmt.Fprintf(a.stderr, "%s %v\n", now, oneLine(err.Error()))
-		case a.output == "json":
-			_ = json.NewEncoder(a.stdout).Encode(map[string]any{"time": now, "triggers": pc.Triggers, "triggerBounces": pc.TriggerBounces, "printedLabels": pc.PrintedLabels})
-		case inPlace:
-			fmt.Fprintf(a.stdout, "\r\033[K%s  triggers %d  bounces %d  printed %d", now, pc.Triggers, pc.TriggerBounces, pc.PrintedLabels)
-		default:
-			fmt.Fprintf(a.stdout, "%s triggers=%d bounces=%d printed=%d\n", now, pc.Triggers, pc.TriggerBounces, pc.PrintedLabels)
-		}
-		select {
-		case <-cmd.Context().Done():
-		case <-ticker.C:
-			continue
-		}
-		break
-	}
-	if inPlace {
-		fmt.Fprintln(a.stdout)
-	}
-	return nil
 }
 
 func (a *app) historyCommand() *cobra.Command {

@@ -3,6 +3,7 @@
 //
 //	labelctl sim --printers line1,line2            # in one terminal
 //	labelctl --url http://127.0.0.1:8631 counters --watch --printer line1
+//	labelctl --url http://127.0.0.1:8631 print job --printer line1 --label L --copies 5 --wait
 //
 // Exit codes: 0 on success, 1 when the printer or the network failed, 2 for a usage error.
 package main
@@ -124,7 +125,7 @@ func (a *app) rootCommand() *cobra.Command {
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
 	root.AddCommand(a.labelsCommand(), a.imagesCommand(), a.tablesCommand(), a.printCommand(),
-		a.countersCommand(), a.historyCommand(), a.statusCommand(), a.simCommand())
+		a.countersCommand(), a.historyCommand(), a.statusCommand(), a.simCommand(), a.watchCommand())
 	return root
 }
 

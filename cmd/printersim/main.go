@@ -2,6 +2,7 @@
 // contract, for pointing your own code, curl or a browser at a printer that is not there.
 //
 //	go run ./cmd/printersim -addr 127.0.0.1:8631 -printers line1,line2
+//	go run ./cmd/printersim -trigger-every 1s   # a running line: printers with a job print
 //	curl http://127.0.0.1:8631/api/v3/printers/line1/printCounters
 package main
 
@@ -47,14 +48,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "printersim: -printers names no printer")
 		return 2
 	}
+	if *every < 0 {
+		fmt.Fprintln(stderr, "printersim: -trigger-every cannot be negative")
+		return 2
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "printersim:", err)
 		return 1
-	}
-	if *every < 0 {
-		fmt.Fprintln(stderr, "printersim: -trigger-every cannot be negative")
-		return 2
 	}
 	opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(*delay), printersim.WithAutoTrigger(*every)}
 	if *token != "" {

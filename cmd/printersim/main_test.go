@@ -89,6 +89,9 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	if code := run(context.Background(), []string{"-nope"}, &out, &out); code != 2 {
 		t.Errorf("unknown flag: exit %d", code)
 	}
+	if code := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-trigger-every", "-1s"}, &out, &out); code != 2 {
+		t.Errorf("negative -trigger-every: exit %d", code)
+	}
 	if code := run(context.Background(), []string{"-addr", "256.0.0.1:1"}, &out, &out); code != 1 {
 		t.Errorf("bad address: exit %d", code)
 	}

@@ -1,6 +1,8 @@
-// Command watch-counters polls a printer's counters and prints a line whenever they change,
-// until Ctrl-C. With no -url it starts a printer simulator in-process and prints a label on it
-// every second, so there is something to watch.
+// Command watch-counters prints a printer's counters, then a line whenever they change, until
+// Ctrl-C. It ranges over WatchCounters, which polls once, well: never overlapping, backing off
+// while the printer is down, and noticing a restart that reset the counters. With no -url it
+// starts a printer simulator in-process whose line triggers a label every -every, so there is
+// something to watch.
 //
 //	go run ./examples/watch-counters -url http://192.168.1.50 -printer line1 -every 1s
 package main
@@ -34,68 +36,48 @@ func main() {
 
 func run(ctx context.Context, url, printer string, every time.Duration, out io.Writer) error {
 	simulated := url == ""
-	url, stop, err := printersim.OrStart(url, printersim.WithPrinters(printer))
+	// The simulated line triggers every printer with a job selected, standing in for the
+	// photocell of a real line.
+	url, stop, err := printersim.OrStart(url, printersim.WithPrinters(printer), printersim.WithAutoTrigger(every))
 	if err != nil {
 		return err
 	}
 	defer stop()
-	if simulated {
-		go simulateLine(ctx, url, printer, every)
-	}
 	c, err := labelprinter.NewClient(url)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-
-	ticker := time.NewTicker(every)
-	defer ticker.Stop()
-	var last *labelprinter.PrintCounters
-	for {
-		pc, err := c.Printers.Counters(ctx, printer)
-		switch {
-		case ctx.Err() != nil:
-			fmt.Fprintln(out, "stopped")
-			return nil
-		case err != nil:
-			// A line controller keeps watching through a printer restart.
-			fmt.Fprintf(out, "%s error: %v\n", time.Now().Format(time.TimeOnly), err)
-		case last == nil || *pc != *last:
-			fmt.Fprintf(out, "%s triggers=%d bounces=%d printed=%d\n", time.Now().Format(time.TimeOnly), pc.Triggers, pc.TriggerBounces, pc.PrintedLabels)
-			last = pc
-		}
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(out, "stopped")
-			return nil
-		case <-ticker.C:
+	if simulated {
+		if err := selectJob(ctx, c, printer); err != nil {
+			return err
 		}
 	}
+
+	for ch, err := range c.Printers.WatchCounters(ctx, printer, &labelprinter.WatchOptions{Interval: every}) {
+		now := time.Now().Format(time.TimeOnly)
+		switch {
+		case err != nil:
+			// A failed poll is reported and the watch goes on (a line controller keeps watching
+			// through a printer restart); an error that waiting cannot heal ends the stream.
+			fmt.Fprintf(out, "%s error: %v\n", now, err)
+		case ch.Reset:
+			fmt.Fprintf(out, "%s counters went down (printer restarted): triggers=%d bounces=%d printed=%d\n", now, ch.Counters.Triggers, ch.Counters.TriggerBounces, ch.Counters.PrintedLabels)
+		default:
+			fmt.Fprintf(out, "%s triggers=%d bounces=%d printed=%d (+%d)\n", now, ch.Counters.Triggers, ch.Counters.TriggerBounces, ch.Counters.PrintedLabels, ch.Delta.PrintedLabels)
+		}
+	}
+	// The stream ends without an error when ctx ends (Ctrl-C).
+	fmt.Fprintln(out, "stopped")
+	return nil
 }
 
-// simulateLine selects a label on the simulator and triggers it periodically, standing in for
-// the photocell of a real line.
-func simulateLine(ctx context.Context, url, printer string, every time.Duration) {
-	c, err := labelprinter.NewClient(url)
-	if err != nil {
-		return
-	}
-	defer c.Close()
+// selectJob stores a label on the simulator and selects it with no copy limit.
+func selectJob(ctx context.Context, c *labelprinter.Client, printer string) error {
 	label := map[string]any{"format": 3, "width": 30.0, "height": 15.0, "objs": []any{}}
-	if c.Labels.Put(ctx, "watch", label) != nil {
-		return
+	if err := c.Labels.Put(ctx, "watch", label); err != nil {
+		return err
 	}
-	if _, err := c.Printers.PrintJob(ctx, printer, &labelprinter.PrintJob{LabelName: "watch"}); err != nil {
-		return
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			_, _ = c.Printers.Trigger(ctx, printer)
-		}
-	}
+	_, err := c.Printers.PrintJob(ctx, printer, &labelprinter.PrintJob{LabelName: "watch"})
+	return err
 }
