@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/labelprinter/go-labelprinter/printersim"
+	"go.yaml.in/yaml/v2"
+)
+
+// promConfig is the part of a Prometheus configuration the example's probes depend on.
+type promConfig struct {
+	ScrapeConfigs []struct {
+		JobName       string              `yaml:"job_name"`
+		MetricsPath   string              `yaml:"metrics_path"`
+		Params        map[string][]string `yaml:"params"`
+		StaticConfigs []struct {
+			Targets []string          `yaml:"targets"`
+			Labels  map[string]string `yaml:"labels"`
+		} `yaml:"static_configs"`
+		RelabelConfigs []struct {
+			SourceLabels []string `yaml:"source_labels"`
+			TargetLabel  string   `yaml:"target_label"`
+			Replacement  *string  `yaml:"replacement"`
+			Action       string   `yaml:"action"`
+			Regex        string   `yaml:"regex"`
+		} `yaml:"relabel_configs"`
+	} `yaml:"scrape_configs"`
+}
+
+// TestExamplePrometheusConfig applies the example's relabeling the way Prometheus does (the
+// default replace action) and checks that every probe it makes is one the exporter accepts,
+// sent to the exporter, with the controller as instance.
+func TestExamplePrometheusConfig(t *testing.T) {
+	b, err := os.ReadFile("../../examples/prometheus/prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg promConfig
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	probes := 0
+	for _, sc := range cfg.ScrapeConfigs {
+		if sc.MetricsPath != "/probe" {
+			continue
+		}
+		for _, st := range sc.StaticConfigs {
+			for _, tgt := range st.Targets {
+				labels := map[string]string{"__address__": tgt, "job": sc.JobName}
+				for k, v := range st.Labels {
+					labels[k] = v
+				}
+				for _, rc := range sc.RelabelConfigs {
+					if (rc.Action != "" && rc.Action != "replace") || (rc.Regex != "" && rc.Regex != "(.*)") {
+						t.Fatalf("%s: the test only applies the default replace action", sc.JobName)
+					}
+					vals := make([]string, len(rc.SourceLabels))
+					for i, s := range rc.SourceLabels {
+						vals[i] = labels[s]
+					}
+					v := strings.Join(vals, ";")
+					if rc.Replacement != nil {
+						v = strings.ReplaceAll(*rc.Replacement, "$1", v)
+					}
+					labels[rc.TargetLabel] = v
+				}
+				q := url.Values{}
+				for k, vs := range sc.Params {
+					q[k] = vs
+				}
+				for k, v := range labels {
+					if p, ok := strings.CutPrefix(k, "__param_"); ok {
+						q.Set(p, v)
+					}
+				}
+				if labels["__address__"] != "127.0.0.1:9631" || labels["instance"] != tgt {
+					t.Errorf("%s %s: scraped at %q as instance %q", sc.JobName, tgt, labels["__address__"], labels["instance"])
+				}
+				req, err := parseProbeRequest(q)
+				if err != nil {
+					t.Errorf("%s %s: the exporter refuses %s: %v", sc.JobName, tgt, q.Encode(), err)
+					continue
+				}
+				if req.target != tgt {
+					t.Errorf("%s: target %q, want %q", sc.JobName, req.target, tgt)
+				}
+				if !slices.Equal(req.printers, q["printer"]) {
+					t.Errorf("%s %s: printers %q from %s", sc.JobName, tgt, req.printers, q.Encode())
+				}
+				probes++
+			}
+		}
+	}
+	if probes < 3 {
+		t.Fatalf("only %d probes in the example", probes)
+	}
+}
+
+// TestExampleDashboard checks that every metric the example dashboard queries is one a probe
+// answers, and that every state and level it maps is one the exporter writes.
+func TestExampleDashboard(t *testing.T) {
+	b, err := os.ReadFile("../../examples/prometheus/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Definition string `json:"definition"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatal(err)
+	}
+	sim := startSim(t, printersim.WithPrinters("line1"))
+	h := newHarness(t, nil)
+	mfs, body := h.probe("target=" + target(sim) + "&printer=line1")
+	_, _, own := h.get("/metrics")
+
+	names := regexp.MustCompile(`labelprinter_[a-z_]+`)
+	enum := regexp.MustCompile(`(state|level)="([A-Z_]+)"`)
+	var exprs []string
+	for _, p := range dash.Panels {
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		for _, tg := range p.Targets {
+			exprs = append(exprs, tg.Expr)
+		}
+	}
+	for _, v := range dash.Templating.List {
+		exprs = append(exprs, v.Definition)
+	}
+	seen := map[string]bool{}
+	for _, e := range exprs {
+		for _, n := range names.FindAllString(e, -1) {
+			seen[n] = true
+			if _, ok := mfs[n]; !ok && !strings.Contains(own, n) {
+				t.Errorf("the dashboard queries %s, which the exporter does not write", n)
+			}
+		}
+		for _, m := range enum.FindAllStringSubmatch(e, -1) {
+			if !strings.Contains(body, m[0]) {
+				t.Errorf("the dashboard maps %s, which the exporter does not write", m[0])
+			}
+		}
+	}
+	for _, want := range []string{"labelprinter_printed_labels_total", "labelprinter_trigger_bounces_total", "labelprinter_state", "labelprinter_up"} {
+		if !seen[want] {
+			t.Errorf("the dashboard does not show %s", want)
+		}
+	}
+}
