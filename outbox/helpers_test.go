@@ -33,9 +33,9 @@ func TestMain(m *testing.M) {
 // reaches it with the status the printer answered, in arrival order, and answers 503 for
 // printers marked down.
 type recorder struct {
-	mu    sync.Mutex
-	jobs  []seenJob
-	down  map[string]bool
+	mu   sync.Mutex
+	jobs []seenJob
+	down map[string]bool
 	// onJob, when set, is called for every printJob instead of serving it; it may call serve,
 	// and returning false hangs up without an answer (whatever serve wrote is not sent).
 	onJob func(desc string, serve func()) bool
