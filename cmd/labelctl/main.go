@@ -125,6 +125,7 @@ func (a *app) rootCommand() *cobra.Command {
 
 	root.AddCommand(a.labelsCommand(), a.imagesCommand(), a.tablesCommand(), a.printCommand(),
 		a.countersCommand(), a.historyCommand(), a.statusCommand(), a.simCommand())
+	root.AddCommand(a.outboxCommand())
 	return root
 }
 
