@@ -12,7 +12,7 @@ import (
 )
 
 // record is an entry as stored in the file. The job is kept as the exact body the SDK sends,
-// so what goes out after a restart is byte for byte what was enqueued.
+// so what goes out after a restart is the JSON that was enqueued.
 type record struct {
 	Seq         uint64          `json:"seq"`
 	ID          string          `json:"id"`
