@@ -270,7 +270,7 @@ func (a *app) printEntries(entries []outbox.Entry, now time.Time) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATE\tPRINTER\tATTEMPTS\tAGE\tERROR")
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.State, printerName(e.Printer), e.Attempts, age(now.Sub(e.Enqueued)), clip(oneLine(e.Error), 200))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.State, printerName(e.Printer), e.Attempts, age(now.Sub(e.Enqueued)), oneLine(e.Error))
 	}
 	return tw.Flush()
 }
@@ -296,18 +296,6 @@ func age(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
 }
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !isRuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // changeHandler prints the outbox's state changes one per line:
 // "15:04:05 order-1 sent printer=line1 attempts=1 error=...". It shows info and above, so the
