@@ -59,10 +59,10 @@ type Intent struct {
 // come back as json.RawMessage, which encode to the same bytes that were enqueued.
 type Entry struct {
 	Intent
-	State    State
-	Attempts int
-	Enqueued time.Time
-	Updated  time.Time
+	State    State           // where it is now
+	Attempts int             // printJob requests sent for it, each committed before it went out
+	Enqueued time.Time       // when Enqueue committed it; ExpireAfter counts from here
+	Updated  time.Time       // its last change of state; Prune counts from here
 	Error    string          // the last error, if any
 	Response json.RawMessage // the printer's answer, once Sent
 }
