@@ -724,9 +724,10 @@ func TestLogsEveryChange(t *testing.T) {
 	enqueue(t, ob, Intent{ID: "x", Printer: "line1", Job: job("x")})
 	running(t, ob)
 	waitState(t, ob, "x", Sent)
-	mu.Lock()
-	out := logs.String()
-	mu.Unlock()
+	read := func() string { mu.Lock(); defer mu.Unlock(); return logs.String() }
+	// The change is logged just after it is committed, so Get may see it first.
+	waitFor(t, "the sent line", func() bool { return strings.Contains(read(), "outbox: sent") })
+	out := read()
 	for _, want := range []string{
 		`msg="outbox: sending" id=x printer=line1 state=sending attempts=1`,
 		`msg="outbox: pending" id=x printer=line1 state=pending attempts=1 error=`,
