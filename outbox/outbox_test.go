@@ -654,6 +654,24 @@ func TestRunNeedsClientAndRunsOnce(t *testing.T) {
 	}
 }
 
+// TestRunWithEndedContext sends nothing: a Run whose context has ended only returns.
+func TestRunWithEndedContext(t *testing.T) {
+	srv, _ := startSim(t, nil)
+	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	enqueue(t, ob, Intent{ID: "x", Printer: "line1", Job: job("x")})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ob.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := ob.Get("x"); e.State != Pending || e.Attempts != 0 {
+		t.Errorf("x: %s, %d attempts", e.State, e.Attempts)
+	}
+	if n := srv.Sim.Requests("POST", "/api/v3/printers/{name}/printJob"); n != 0 {
+		t.Errorf("%d print jobs sent", n)
+	}
+}
+
 // TestCloseStopsRun: Close ends Run, waits for it, and every later call fails cleanly.
 func TestCloseStopsRun(t *testing.T) {
 	srv, _ := startSim(t, nil)

@@ -174,6 +174,9 @@ func (o *Outbox) Run(ctx context.Context) error {
 		}
 	}
 	for {
+		if ctx.Err() != nil {
+			stop() // never start a delivery once ctx has ended
+		}
 		if !stopping {
 			if err := o.expire(); err != nil {
 				fatal = err
