@@ -54,6 +54,10 @@ func TestExamples(t *testing.T) {
 		{name: "print-from-table", args: []string{"-sku", "S12-500A"}, want: []string{"selected S12-500A", "printed labels: 1"}},
 		{name: "upload-image", want: []string{"example-logo: READY, 120x40 px", "intent PERCEPTUAL"}},
 		{name: "history", args: []string{"-resolution", "HOURS"}, want: []string{"    7 #######"}},
+		{name: "outbox", want: []string{
+			"enqueued 4 orders twice: 4 entries", "order-4711/1  unknown   attempts=3", "order-4711/2  sent      attempts=1",
+			"order-4712/1  rejected  attempts=1", "order-4713/1  sent      attempts=1", "printJob requests: 6,", "done",
+		}},
 		{name: "watch-counters", args: []string{"-every", "200ms"}, interrupt: 1500 * time.Millisecond, want: []string{"triggers=", "printed=", " (+", "stopped"}},
 		{name: "print-and-confirm", args: []string{"-every", "20ms"}, want: []string{"printed 5/5", "all 5 labels printed", "trigger outcome: bounced (triggers 5 -> 6, bounces 0 -> 1, printed 5 -> 5)"}},
 	}

@@ -122,7 +122,7 @@ func (a *app) rootCommand() *cobra.Command {
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
 	root.AddCommand(a.labelsCommand(), a.imagesCommand(), a.tablesCommand(), a.printCommand(),
-		a.countersCommand(), a.historyCommand(), a.statusCommand(), a.simCommand(), a.watchCommand())
+		a.countersCommand(), a.historyCommand(), a.statusCommand(), a.simCommand(), a.watchCommand(), a.outboxCommand())
 	// cobra adds these while executing; adding them now lets requireSubcommand reach them. The
 	// completion commands keep the output stream they are created with, so it is set first.
 	root.SetIn(a.stdin)

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/outbox"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// outboxCommand is "labelctl outbox": print intents kept in a local file until the printer has
+// them, sent at most once, with the doubtful ones left for an operator to settle.
+func (a *app) outboxCommand() *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:   "outbox",
+		Short: "Queue print jobs in a local file and deliver them at most once (see Unknown ones with list)",
+		Long: "The outbox keeps print jobs in a file (--db) until the printer has them. 'run' delivers\n" +
+			"them; a job whose fate is unclear (the answer was lost, the process died while sending)\n" +
+			"becomes unknown and waits: check the printer, then 'resend' or 'cancel' it.",
+	}
+	cmd.PersistentFlags().StringVar(&db, "db", a.env("LABELPRINTER_OUTBOX"), "outbox file (env LABELPRINTER_OUTBOX)")
+
+	// open opens the outbox named by --db; with a client for run.
+	open := func(c *labelprinter.Client, opts ...outbox.Option) (*outbox.Outbox, error) {
+		if db == "" {
+			return nil, usagef("no outbox file: give --db or set LABELPRINTER_OUTBOX")
+		}
+		return outbox.Open(db, c, opts...)
+	}
+	// with runs f on the outbox, closing it afterwards.
+	with := func(f func(ob *outbox.Outbox) error) error {
+		ob, err := open(nil)
+		if err != nil {
+			return err
+		}
+		err = f(ob)
+		if cerr := ob.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+
+	var (
+		job                       labelprinter.PrintJob
+		queue, freeze, checkpoint bool
+		id                        string
+		expireAfter               time.Duration
+	)
+	enqueue := &cobra.Command{
+		Use: "enqueue", Short: "Add a print job for --printer to the outbox (the same --id twice adds it once)", Args: exactArgs(0, "flags only"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			j := job
+			f := cmd.Flags()
+			if f.Changed("queue") {
+				j.Queue = labelprinter.Ptr(queue)
+			}
+			if f.Changed("freeze") {
+				j.Freeze = labelprinter.Ptr(freeze)
+			}
+			if f.Changed("checkpoint") {
+				j.Checkpoint = labelprinter.Ptr(checkpoint)
+			}
+			if err := j.Validate(); err != nil {
+				return usageError{err}
+			}
+			return with(func(ob *outbox.Outbox) error {
+				_, known := ob.Get(id)
+				e, err := ob.Enqueue(cmd.Context(), outbox.Intent{ID: id, Printer: a.printer, Job: j, ExpireAfter: expireAfter})
+				if err != nil {
+					return err
+				}
+				switch {
+				case a.output == "json":
+					return a.printJSON(entryView(e))
+				case id != "" && known == nil:
+					_, err = fmt.Fprintf(a.stdout, "%s is already in the outbox (%s); nothing added\n", e.ID, e.State)
+				default:
+					_, err = fmt.Fprintf(a.stdout, "enqueued %s for %s\n", e.ID, printerName(e.Printer))
+				}
+				return err
+			})
+		},
+	}
+	f := enqueue.Flags()
+	f.StringVar(&id, "id", "", "the order's own key; empty generates one")
+	f.DurationVar(&expireAfter, "expire-after", 24*time.Hour, "never send it after this long")
+	jobFlags(f, &job, &queue, &freeze, &checkpoint)
+
+	var states string
+	list := &cobra.Command{
+		Use: "list", Short: "List the entries: state, printer, attempts, age and last error", Args: exactArgs(0, "no argument"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var want []outbox.State
+			for _, s := range strings.Split(states, ",") {
+				if s = strings.TrimSpace(strings.ToLower(s)); s != "" {
+					want = append(want, outbox.State(s))
+				}
+			}
+			return with(func(ob *outbox.Outbox) error {
+				entries, err := ob.List(want...)
+				if err != nil {
+					if errors.Is(err, labelprinter.ErrInvalidArgument) {
+						return usagef("--state: %v", err)
+					}
+					return err
+				}
+				return a.printEntries(entries, time.Now())
+			})
+		},
+	}
+	list.Flags().StringVar(&states, "state", "", "only these states, comma-separated (pending,sending,sent,rejected,unknown,expired,cancelled)")
+
+	get := &cobra.Command{
+		Use: "get ID", Short: "Show one entry as JSON, with its job and the printer's answer", Args: exactArgs(1, "an entry ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(func(ob *outbox.Outbox) error {
+				e, err := ob.Get(args[0])
+				if err != nil {
+					return err
+				}
+				return a.printJSON(entryView(e))
+			})
+		},
+	}
+	cancel := &cobra.Command{
+		Use: "cancel ID", Short: "Never send a pending entry, or drop an unknown one", Args: exactArgs(1, "an entry ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(func(ob *outbox.Outbox) error {
+				if err := ob.Cancel(args[0]); err != nil {
+					return err
+				}
+				return a.done("cancelled %s", args[0])
+			})
+		},
+	}
+	resend := &cobra.Command{
+		Use: "resend ID", Short: "Send an unknown entry again, after checking it did not print", Args: exactArgs(1, "an entry ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(func(ob *outbox.Outbox) error {
+				if err := ob.Resend(args[0]); err != nil {
+					return err
+				}
+				return a.done("%s is pending again; 'run' sends it", args[0])
+			})
+		},
+	}
+	var olderThan time.Duration
+	prune := &cobra.Command{
+		Use: "prune", Short: "Remove sent, rejected, expired and cancelled entries older than --older-than", Args: exactArgs(0, "no argument"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if olderThan < 0 {
+				return usagef("--older-than must not be negative")
+			}
+			return with(func(ob *outbox.Outbox) error {
+				n, err := ob.Prune(olderThan)
+				if err != nil {
+					return err
+				}
+				return a.done("removed %d entries", n)
+			})
+		},
+	}
+	prune.Flags().DurationVar(&olderThan, "older-than", 7*24*time.Hour, "keep entries changed more recently than this")
+
+	var retry time.Duration
+	run := &cobra.Command{
+		Use: "run", Short: "Deliver the outbox to the printer at --url until Ctrl-C, a line per change", Args: exactArgs(0, "no argument"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if retry <= 0 {
+				return usagef("--retry must be positive")
+			}
+			c, err := a.connect()
+			if err != nil {
+				return err
+			}
+			var h slog.Handler = &changeHandler{w: a.stdout}
+			if a.output == "json" {
+				h = slog.NewJSONHandler(a.stdout, nil)
+			}
+			ob, err := open(c, outbox.WithLogger(slog.New(h)), outbox.WithRetryInterval(retry))
+			if err != nil {
+				return err
+			}
+			if a.output != "json" {
+				fmt.Fprintf(a.stdout, "delivering %s to %s; Ctrl-C to stop\n", db, c.BaseURL())
+			}
+			err = ob.Run(cmd.Context())
+			if cerr := ob.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil && a.output != "json" {
+				fmt.Fprintln(a.stdout, "stopped")
+			}
+			return err
+		},
+	}
+	run.Flags().DurationVar(&retry, "retry", time.Second, "first wait before sending again to a printer that was not reachable (doubles up to 1m)")
+
+	cmd.AddCommand(enqueue, list, get, cancel, resend, prune, run)
+	return cmd
+}
+
+// jobFlags declares the print job flags of "outbox enqueue", the same as "print job".
+func jobFlags(f *pflag.FlagSet, job *labelprinter.PrintJob, queue, freeze, checkpoint *bool) {
+	f.StringVar(&job.LabelName, "label", "", "label to print")
+	f.StringVar(&job.LabelColumn, "label-column", "", "table column holding the label name")
+	f.StringVar(&job.TableName, "table", "", "table for a database selection")
+	f.StringVar(&job.KeyColumn, "key-column", "", "column searched for --key")
+	f.StringVar(&job.Key, "key", "", "value searched in --key-column")
+	f.IntVar(&job.Copies, "copies", 0, "number of copies (0: unlimited)")
+	f.StringVar(&job.CopiesColumn, "copies-column", "", "table column holding the number of copies")
+	f.BoolVar(queue, "queue", false, "add to the queue instead of replacing it")
+	f.BoolVar(freeze, "freeze", false, "freeze the label's content at selection")
+	f.IntVar(&job.FirstRow, "first-row", 0, "first table row used")
+	f.IntVar(&job.RowCount, "row-count", 0, "number of table rows used (0: all remaining)")
+	f.StringVar(&job.PrintedColumn, "printed-column", "", "table column counting printed labels")
+	f.Float64Var(&job.PrintDelay, "print-delay", 0, "print delay override, in mm")
+	f.Float64Var(&job.AutoPrintGap, "auto-print-gap", 0, "auto-print gap")
+	f.Float64Var(&job.AutoPrintInterval, "auto-print-interval", 0, "auto-print interval")
+	f.BoolVar(checkpoint, "checkpoint", false, "set the checkpoint flag")
+	f.StringVar(&job.Description, "description", "", "text shown on the printer's overview")
+}
+
+// entryJSON is an entry as labelctl prints it: the job as the body that is sent, durations
+// as text.
+type entryJSON struct {
+	ID          string          `json:"id"`
+	Printer     string          `json:"printer"`
+	State       outbox.State    `json:"state"`
+	Attempts    int             `json:"attempts"`
+	Enqueued    time.Time       `json:"enqueued"`
+	Updated     time.Time       `json:"updated"`
+	ExpireAfter string          `json:"expireAfter"`
+	Error       string          `json:"error,omitempty"`
+	Job         json.RawMessage `json:"job"`
+	Response    json.RawMessage `json:"response,omitempty"`
+}
+
+func entryView(e outbox.Entry) entryJSON {
+	body, err := e.Job.MarshalJSON()
+	if err != nil {
+		body, _ = json.Marshal(err.Error())
+	}
+	return entryJSON{
+		ID: e.ID, Printer: e.Printer, State: e.State, Attempts: e.Attempts,
+		Enqueued: e.Enqueued, Updated: e.Updated, ExpireAfter: e.ExpireAfter.String(),
+		Error: e.Error, Job: body, Response: e.Response,
+	}
+}
+
+func (a *app) printEntries(entries []outbox.Entry, now time.Time) error {
+	if a.output == "json" {
+		out := make([]entryJSON, len(entries))
+		for i, e := range entries {
+			out[i] = entryView(e)
+		}
+		return a.printJSON(out)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tPRINTER\tATTEMPTS\tAGE\tERROR")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.State, printerName(e.Printer), e.Attempts, age(now.Sub(e.Enqueued)), oneLine(e.Error))
+	}
+	return tw.Flush()
+}
+
+// printerName shows the single-printer path as "-".
+func printerName(p string) string {
+	if p == "" {
+		return "-"
+	}
+	return p
+}
+
+// age is coarse on purpose: an operator needs "minutes or days", and a listing that does not
+// change every second can be compared.
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "<1m"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+}
+
+// changeHandler prints the outbox's state changes one per line:
+// "15:04:05 order-1 sent printer=line1 attempts=1 error=...". It shows info and above, so the
+// Sending step (debug) stays out of the way.
+type changeHandler struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (h *changeHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+func (h *changeHandler) WithAttrs([]slog.Attr) slog.Handler           { return h }
+func (h *changeHandler) WithGroup(string) slog.Handler                { return h }
+
+func (h *changeHandler) Handle(_ context.Context, r slog.Record) error {
+	var id, state, printer, errText string
+	var attempts int64
+	r.Attrs(func(at slog.Attr) bool {
+		switch at.Key {
+		case "id":
+			id = at.Value.String()
+		case "state":
+			state = at.Value.String()
+		case "printer":
+			printer = at.Value.String()
+		case "attempts":
+			attempts = at.Value.Int64()
+		case "error":
+			errText = at.Value.String()
+		}
+		return true
+	})
+	line := fmt.Sprintf("%s %s %s printer=%s attempts=%d", r.Time.Format(time.TimeOnly), id, state, printerName(printer), attempts)
+	if errText != "" {
+		line += " error=" + oneLine(errText)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := fmt.Fprintln(h.w, line)
+	return err
+}

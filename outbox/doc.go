@@ -1,0 +1,37 @@
+// Package outbox keeps print intents in a local file until the printer has them, so an order
+// survives a crash of the process, a reboot and an offline printer, and is sent at most once.
+//
+//	ob, err := outbox.Open("line1.outbox", client)
+//	if err != nil { ... } // outbox.ErrLocked: another process has the file
+//	defer ob.Close()
+//	go ob.Run(ctx) // delivers until ctx ends
+//	e, err := ob.Enqueue(ctx, outbox.Intent{ID: "order-4711/3", Printer: "line1", Job: job})
+//
+// The file is a bbolt database: every Enqueue is committed and fsynced before it returns,
+// concurrent Enqueues share one commit, and only one Outbox (in any process) can have the file
+// open at a time.
+//
+// # At most once
+//
+// An entry is committed as [Sending] before its printJob goes out. The printer's answer then
+// makes it [Sent] (2xx), [Rejected] (4xx other than 429: sending again cannot help), [Pending]
+// again (the connection could not be made, or the printer answered 429 or 503), or [Unknown]
+// (every failure after the request may have reached the printer: a lost answer, another 5xx,
+// a refused redirect). An entry found in Sending when the file is opened becomes Unknown: the
+// process died while the job was on its way. Unknown entries wait for a person, who checks the
+// printer and calls [Outbox.Resend] or [Outbox.Cancel]; nothing leaves Unknown on its own. The
+// SDK underneath never resends a printJob that may have arrived either, so no layer duplicates
+// a print.
+//
+// # Order
+//
+// The entries of one printer go out one at a time, in enqueue order. An entry waiting for its
+// printer after a failure holds back the later entries of that printer, while other printers
+// go on; an Unknown entry holds back nothing. A Pending entry older than its ExpireAfter
+// (counted from Enqueue) becomes [Expired] and is never sent.
+//
+// # Audit
+//
+// Entries in final states (Sent, Rejected, Expired, Cancelled) stay in the file, with the
+// printer's answer or the last error, until [Outbox.Prune] removes them.
+package outbox

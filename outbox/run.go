@@ -1,0 +1,515 @@
+package outbox
+
+import (
+	"container/heap"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"time"
+
+	labelprinter "github.com/labelprinter/go-labelprinter"
+	bolt "go.etcd.io/bbolt"
+)
+
+// settleGrace is how long a print job in flight may still take after Run's context ends or
+// Close is called. Cutting it off sooner would turn a job that is arriving into an Unknown.
+const settleGrace = 5 * time.Second
+
+// item is a Pending entry in the in-memory index. The file is the truth; the index only saves
+// Run from reading it to find the next job. It holds exactly the entries that are Pending or
+// Sending in the file.
+type item struct {
+	id       string
+	seq      uint64
+	printer  string
+	deadline time.Time // Enqueued + ExpireAfter
+	failures int       // consecutive failures that left it Pending, for the backoff
+	due      time.Time // not before this, after a failure
+	busy     bool      // claimed: being sent, expired or cancelled
+	heapIdx  int       // index in Outbox.expiry, -1 when not in it
+}
+
+func newItem(r *record) *item {
+	return &item{id: r.ID, seq: r.Seq, printer: r.Printer, deadline: r.Enqueued.Add(r.ExpireAfter), heapIdx: -1}
+}
+
+// lane is one printer's queue, in enqueue order; only its head may be sent.
+type lane struct {
+	items   []*item
+	sending bool
+}
+
+// itemHeap orders items by deadline, so expiry finds the due ones without a scan.
+type itemHeap []*item
+
+func (h itemHeap) Len() int           { return len(h) }
+func (h itemHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h itemHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapIdx, h[j].heapIdx = i, j
+}
+func (h *itemHeap) Push(x any) {
+	it := x.(*item)
+	it.heapIdx = len(*h)
+	*h = append(*h, it)
+}
+func (h *itemHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	it.heapIdx = -1
+	return it
+}
+
+// insert adds it to the index: its lane, in sequence order, and the expiry heap. o.mu is held.
+func (o *Outbox) insert(it *item) {
+	if old := o.items[it.id]; old != nil {
+		o.remove(old)
+	}
+	o.items[it.id] = it
+	l := o.lanes[it.printer]
+	if l == nil {
+		l = &lane{}
+		o.lanes[it.printer] = l
+	}
+	i := sort.Search(len(l.items), func(i int) bool { return l.items[i].seq > it.seq })
+	l.items = append(l.items, nil)
+	copy(l.items[i+1:], l.items[i:])
+	l.items[i] = it
+	heap.Push(&o.expiry, it)
+}
+
+// remove takes it out of the index. o.mu is held.
+func (o *Outbox) remove(it *item) {
+	if o.items[it.id] == it {
+		delete(o.items, it.id)
+	}
+	if it.heapIdx >= 0 {
+		heap.Remove(&o.expiry, it.heapIdx)
+	}
+	l := o.lanes[it.printer]
+	if l == nil {
+		return
+	}
+	for i, x := range l.items {
+		if x == it {
+			l.items = append(l.items[:i], l.items[i+1:]...)
+			break
+		}
+	}
+	if len(l.items) == 0 && !l.sending {
+		delete(o.lanes, it.printer)
+	}
+}
+
+// delivery is what a finished delivery reports to Run.
+type delivery struct {
+	it  *item
+	err error // a failure of the file; the entry's own outcome is in the file
+}
+
+// Run delivers Pending entries until ctx ends or Close is called, then lets the print jobs in
+// flight settle (up to 5 s, after which they are cut off and become Unknown) and returns nil.
+// It wakes at once on Enqueue and Resend, and otherwise sleeps until the next retry or expiry
+// is due. A failure to write the file stops it with that error. Only one Run may be active at
+// a time, and it needs the Client given to Open.
+func (o *Outbox) Run(ctx context.Context) error {
+	if ctx == nil {
+		return invalid("Run", "nil context")
+	}
+	if o.client == nil {
+		return invalid("Run", "the outbox was opened without a Client")
+	}
+	o.mu.Lock()
+	switch {
+	case o.closeReq:
+		o.mu.Unlock()
+		return errClosed
+	case o.running:
+		o.mu.Unlock()
+		return errors.New("outbox: Run is already running")
+	}
+	o.running = true
+	runDone := make(chan struct{})
+	o.runDone = runDone
+	o.mu.Unlock()
+	defer func() {
+		o.mu.Lock()
+		o.running = false
+		o.runDone = nil
+		o.mu.Unlock()
+		close(runDone)
+	}()
+
+	// Jobs in flight outlive ctx for settleGrace: cancelling them the moment ctx ends would
+	// make an Unknown of every job that was arriving when the program was asked to stop.
+	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelReqs()
+	var grace *time.Timer
+	defer func() {
+		if grace != nil {
+			grace.Stop()
+		}
+	}()
+
+	done := make(chan delivery)
+	ctxDone, closing := ctx.Done(), o.closing
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var (
+		inFlight int
+		fatal    error
+		stopping bool
+	)
+	stop := func() {
+		if !stopping {
+			stopping = true
+			ctxDone, closing = nil, nil // both stay ready; stop selecting them
+			grace = time.AfterFunc(settleGrace, cancelReqs)
+		}
+	}
+	for {
+		if ctx.Err() != nil {
+			stop() // never start a delivery once ctx has ended
+		}
+		if !stopping {
+			if err := o.expire(); err != nil {
+				fatal = err
+				stop()
+			}
+		}
+		var next time.Time
+		if !stopping {
+			var ready []*item
+			ready, next = o.claim()
+			for _, it := range ready {
+				inFlight++
+				go func(it *item) { done <- delivery{it: it, err: o.deliver(reqCtx, it)} }(it)
+			}
+		}
+		if stopping && inFlight == 0 {
+			return fatal
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		if !next.IsZero() {
+			timer.Reset(max(time.Until(next), time.Millisecond))
+		}
+		select {
+		case <-ctxDone:
+			stop()
+		case <-closing:
+			stop()
+		case <-o.wake:
+		case <-timer.C:
+		case d := <-done:
+			inFlight--
+			if d.err != nil && fatal == nil {
+				fatal = d.err
+				stop()
+			}
+		}
+	}
+}
+
+// expire moves every Pending entry past its deadline to Expired, in one commit.
+func (o *Outbox) expire() error {
+	now := o.now()
+	o.mu.Lock()
+	var due, skipped []*item
+	for len(o.expiry) > 0 && !o.expiry[0].deadline.After(now) {
+		it := heap.Pop(&o.expiry).(*item)
+		if it.busy {
+			skipped = append(skipped, it)
+			continue
+		}
+		it.busy = true
+		due = append(due, it)
+	}
+	for _, it := range skipped {
+		heap.Push(&o.expiry, it)
+	}
+	o.mu.Unlock()
+	if len(due) == 0 {
+		return nil
+	}
+	stamp := now.UTC().Round(0)
+	var changed []*record
+	err := o.write(func(tx *bolt.Tx) error {
+		o.track(tx)
+		changed = changed[:0]
+		entries := tx.Bucket(bucketEntries)
+		for _, it := range due {
+			k := seqKey(it.seq)
+			r, err := decodeRecord(entries.Get(k))
+			if err != nil {
+				return err
+			}
+			if r.State != Pending {
+				continue
+			}
+			r.State, r.Updated = Expired, stamp
+			r.Error = fmt.Sprintf("not sent within %v of being enqueued", r.ExpireAfter)
+			b, err := r.encode()
+			if err != nil {
+				return err
+			}
+			if err := entries.Put(k, b); err != nil {
+				return err
+			}
+			changed = append(changed, r)
+		}
+		return nil
+	})
+	o.mu.Lock()
+	for _, it := range due {
+		if err == nil {
+			o.remove(it)
+		} else {
+			it.busy = false
+		}
+	}
+	o.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("outbox: recording expired entries: %w", err)
+	}
+	for _, r := range changed {
+		o.logState(r, true)
+	}
+	return nil
+}
+
+// claim picks the head of every idle lane that is due, marks it busy, and returns them with
+// the time the earliest waiting head or deadline falls due.
+func (o *Outbox) claim() (ready []*item, next time.Time) {
+	now := o.now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	earliest := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	for _, l := range o.lanes {
+		if l.sending || len(l.items) == 0 {
+			continue
+		}
+		head := l.items[0]
+		if head.busy {
+			continue
+		}
+		if head.due.After(now) {
+			earliest(head.due)
+			continue
+		}
+		head.busy = true
+		l.sending = true
+		if head.heapIdx >= 0 {
+			heap.Remove(&o.expiry, head.heapIdx)
+		}
+		ready = append(ready, head)
+	}
+	if len(o.expiry) > 0 {
+		earliest(o.expiry[0].deadline)
+	}
+	return ready, next
+}
+
+// deliver sends one claimed entry: it commits Sending (and the attempt), sends the printJob,
+// and commits what the answer makes of it. The returned error is a failure of the file only.
+func (o *Outbox) deliver(ctx context.Context, it *item) error {
+	var rec *record
+	var skip bool
+	err := o.write(func(tx *bolt.Tx) error {
+		o.track(tx)
+		rec, skip = nil, false
+		entries := tx.Bucket(bucketEntries)
+		r, err := decodeRecord(entries.Get(seqKey(it.seq)))
+		if err != nil {
+			return err
+		}
+		if r.State != Pending {
+			skip = true
+			return nil
+		}
+		r.State = Sending
+		r.Attempts++
+		r.Updated = o.now().UTC().Round(0)
+		b, err := r.encode()
+		if err != nil {
+			return err
+		}
+		rec = r
+		return entries.Put(seqKey(it.seq), b)
+	})
+	if err != nil {
+		o.release(it, nil)
+		return fmt.Errorf("outbox: recording %q as sending: %w", it.id, err)
+	}
+	if skip {
+		gone := Cancelled // the file no longer has it Pending: it leaves the index
+		o.release(it, &gone)
+		return nil
+	}
+	o.logState(rec, false)
+
+	var (
+		state      State
+		errText    string
+		answer     json.RawMessage
+		retryAfter time.Duration
+	)
+	job, jerr := decodeJob(rec.Job)
+	if jerr != nil {
+		// Nothing was sent; the stored job can never be sent either.
+		state, errText = Rejected, jerr.Error()
+	} else {
+		resp, perr := o.client.Printers.PrintJob(ctx, rec.Printer, &job)
+		state, retryAfter = classify(perr)
+		if perr != nil {
+			errText = perr.Error()
+		}
+		if state == Sent {
+			answer = resp
+		}
+	}
+
+	err = o.write(func(tx *bolt.Tx) error {
+		o.track(tx)
+		r := *rec
+		r.State, r.Error, r.Response = state, errText, answer
+		r.Updated = o.now().UTC().Round(0)
+		b, err := r.encode()
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketEntries).Put(seqKey(it.seq), b)
+	})
+	if err != nil {
+		// The file still says Sending, so a restart makes it Unknown; it must not be sent again.
+		o.release(it, &state)
+		return fmt.Errorf("outbox: recording the outcome of %q (%s): %w", it.id, state, err)
+	}
+	final := *rec
+	final.State, final.Error, final.Response = state, errText, answer
+	if state == Pending {
+		o.mu.Lock()
+		it.failures++
+		it.due = o.now().Add(o.backoff(it.failures, retryAfter))
+		o.mu.Unlock()
+	}
+	o.release(it, &state)
+	o.logState(&final, true)
+	return nil
+}
+
+// release ends a claim: the item stays at the head of its lane when it is still Pending (or
+// nothing was committed), and leaves the index otherwise.
+func (o *Outbox) release(it *item, state *State) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	it.busy = false
+	if l := o.lanes[it.printer]; l != nil {
+		l.sending = false
+	}
+	if state == nil || *state == Pending {
+		if it.heapIdx < 0 && o.items[it.id] == it {
+			heap.Push(&o.expiry, it)
+		}
+	} else {
+		o.remove(it)
+	}
+	// Wake Run without blocking: it may be busy starting other lanes.
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// backoff is the wait before the next attempt after the n-th consecutive failure: the retry
+// interval doubled n-1 times, capped at a minute (or the interval itself, when longer); a
+// longer Retry-After from the printer is honoured up to the same cap.
+func (o *Outbox) backoff(n int, retryAfter time.Duration) time.Duration {
+	limit := max(maxRetryInterval, o.retry)
+	d := o.retry
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	d = max(d, min(retryAfter, limit))
+	return min(d, limit)
+}
+
+// classify maps the SDK's answer to a printJob onto the entry's next state, following the
+// SDK's own account of what may have reached the printer (errors.go):
+//   - no error: the printer answered 2xx;
+//   - an *APIError: the printer answered. 429 and 503 say "not now"; any other 4xx says the
+//     job is wrong; any other status (5xx, an unexpected 1xx or 3xx) leaves the outcome open;
+//   - ErrOutcomeUnknown (a *TransportError with MaybeSent): the request may have arrived;
+//   - a *DecodeError of a 2xx answer: the printer took the job, its answer was unreadable;
+//   - a *RedirectError: the printer or a proxy answered with a redirect; open;
+//   - ErrInvalidArgument: refused before sending; it cannot succeed later;
+//   - anything else the SDK returns for printJob (a *TransportError without MaybeSent, a
+//     context error before the request was written) means nothing left this machine.
+func classify(err error) (State, time.Duration) {
+	if err == nil {
+		return Sent, 0
+	}
+	var (
+		apiErr   *labelprinter.APIError
+		decErr   *labelprinter.DecodeError
+		redirErr *labelprinter.RedirectError
+	)
+	switch {
+	case errors.As(err, &apiErr):
+		switch {
+		case apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode == http.StatusServiceUnavailable:
+			return Pending, apiErr.RetryAfter
+		case apiErr.StatusCode >= 400 && apiErr.StatusCode <= 499:
+			return Rejected, 0
+		}
+		return Unknown, 0
+	case errors.Is(err, labelprinter.ErrOutcomeUnknown):
+		return Unknown, 0
+	case errors.As(err, &decErr):
+		if decErr.StatusCode >= 200 && decErr.StatusCode <= 299 {
+			return Sent, 0
+		}
+		return Unknown, 0
+	case errors.As(err, &redirErr):
+		return Unknown, 0
+	case errors.Is(err, labelprinter.ErrInvalidArgument):
+		return Rejected, 0
+	}
+	return Pending, 0
+}
+
+// logState logs a change of state, when a logger was given; withErr adds the entry's error.
+func (o *Outbox) logState(r *record, withErr bool) {
+	if o.log == nil || r == nil {
+		return
+	}
+	level := slog.LevelInfo
+	switch r.State {
+	case Sending:
+		level = slog.LevelDebug
+	case Unknown:
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("id", r.ID), slog.String("printer", r.Printer),
+		slog.String("state", string(r.State)), slog.Int("attempts", r.Attempts),
+	}
+	if withErr && r.Error != "" {
+		attrs = append(attrs, slog.String("error", r.Error))
+	}
+	o.log.LogAttrs(context.Background(), level, "outbox: "+string(r.State), attrs...)
+}
