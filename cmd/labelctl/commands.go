@@ -18,6 +18,7 @@ import (
 	"github.com/labelprinter/go-labelprinter/printersim"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func exactArgs(n int, names string) cobra.PositionalArgs {
@@ -441,26 +442,62 @@ func (a *app) printInfo(info *labelprinter.ImageInfo) error {
 
 // --- printing ---
 
+// jobFlags is a print job as "print job" and "outbox enqueue" read it from their flags.
+type jobFlags struct {
+	job                       labelprinter.PrintJob
+	queue, freeze, checkpoint bool
+}
+
+func (jf *jobFlags) declare(f *pflag.FlagSet) {
+	job := &jf.job
+	f.StringVar(&job.LabelName, "label", "", "label to print")
+	f.StringVar(&job.LabelColumn, "label-column", "", "table column holding the label name")
+	f.StringVar(&job.TableName, "table", "", "table for a database selection")
+	f.StringVar(&job.KeyColumn, "key-column", "", "column searched for --key")
+	f.StringVar(&job.Key, "key", "", "value searched in --key-column")
+	f.IntVar(&job.Copies, "copies", 0, "number of copies (0: unlimited)")
+	f.StringVar(&job.CopiesColumn, "copies-column", "", "table column holding the number of copies")
+	f.BoolVar(&jf.queue, "queue", false, "add to the queue instead of replacing it")
+	f.BoolVar(&jf.freeze, "freeze", false, "freeze the label's content at selection")
+	f.IntVar(&job.FirstRow, "first-row", 0, "first table row used")
+	f.IntVar(&job.RowCount, "row-count", 0, "number of table rows used (0: all remaining)")
+	f.StringVar(&job.PrintedColumn, "printed-column", "", "table column counting printed labels")
+	f.Float64Var(&job.PrintDelay, "print-delay", 0, "print delay override, in mm")
+	f.Float64Var(&job.AutoPrintGap, "auto-print-gap", 0, "auto-print gap")
+	f.Float64Var(&job.AutoPrintInterval, "auto-print-interval", 0, "auto-print interval")
+	f.BoolVar(&jf.checkpoint, "checkpoint", false, "set the checkpoint flag")
+	f.StringVar(&job.Description, "description", "", "text shown on the printer's overview")
+}
+
+// build returns the job the flags describe, checked: a flag left unset is not sent at all, so
+// the printer's own default applies, and a job the SDK would refuse is a usage error.
+func (jf *jobFlags) build(f *pflag.FlagSet) (labelprinter.PrintJob, error) {
+	j := jf.job
+	if f.Changed("queue") {
+		j.Queue = labelprinter.Ptr(jf.queue)
+	}
+	if f.Changed("freeze") {
+		j.Freeze = labelprinter.Ptr(jf.freeze)
+	}
+	if f.Changed("checkpoint") {
+		j.Checkpoint = labelprinter.Ptr(jf.checkpoint)
+	}
+	if err := j.Validate(); err != nil {
+		return j, usageError{err}
+	}
+	return j, nil
+}
+
 func (a *app) printCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "print", Short: "Select, deselect, abort and trigger print jobs (never retried on their own)"}
-	var job labelprinter.PrintJob
-	var queue, freeze, checkpoint, wait bool
+	var jf jobFlags
+	var wait bool
 	jobCmd := &cobra.Command{
 		Use: "job", Short: "Select a print job on --printer", Args: exactArgs(0, "flags only"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			j := job
-			f := cmd.Flags()
-			if f.Changed("queue") {
-				j.Queue = labelprinter.Ptr(queue)
-			}
-			if f.Changed("freeze") {
-				j.Freeze = labelprinter.Ptr(freeze)
-			}
-			if f.Changed("checkpoint") {
-				j.Checkpoint = labelprinter.Ptr(checkpoint)
-			}
-			if err := j.Validate(); err != nil {
-				return usageError{err}
+			j, err := jf.build(cmd.Flags())
+			if err != nil {
+				return err
 			}
 			if wait {
 				if j.Copies <= 0 {
@@ -478,23 +515,7 @@ func (a *app) printCommand() *cobra.Command {
 		},
 	}
 	f := jobCmd.Flags()
-	f.StringVar(&job.LabelName, "label", "", "label to print")
-	f.StringVar(&job.LabelColumn, "label-column", "", "table column holding the label name")
-	f.StringVar(&job.TableName, "table", "", "table for a database selection")
-	f.StringVar(&job.KeyColumn, "key-column", "", "column searched for --key")
-	f.StringVar(&job.Key, "key", "", "value searched in --key-column")
-	f.IntVar(&job.Copies, "copies", 0, "number of copies (0: unlimited)")
-	f.StringVar(&job.CopiesColumn, "copies-column", "", "table column holding the number of copies")
-	f.BoolVar(&queue, "queue", false, "add to the queue instead of replacing it")
-	f.BoolVar(&freeze, "freeze", false, "freeze the label's content at selection")
-	f.IntVar(&job.FirstRow, "first-row", 0, "first table row used")
-	f.IntVar(&job.RowCount, "row-count", 0, "number of table rows used (0: all remaining)")
-	f.StringVar(&job.PrintedColumn, "printed-column", "", "table column counting printed labels")
-	f.Float64Var(&job.PrintDelay, "print-delay", 0, "print delay override, in mm")
-	f.Float64Var(&job.AutoPrintGap, "auto-print-gap", 0, "auto-print gap")
-	f.Float64Var(&job.AutoPrintInterval, "auto-print-interval", 0, "auto-print interval")
-	f.BoolVar(&checkpoint, "checkpoint", false, "set the checkpoint flag")
-	f.StringVar(&job.Description, "description", "", "text shown on the printer's overview")
+	jf.declare(f)
 	f.BoolVar(&wait, "wait", false, "after selecting, wait until --copies labels are printed (Ctrl-C stops waiting)")
 	_ = jobCmd.RegisterFlagCompletionFunc("label", a.completeFlagNames(func(ctx context.Context, c *labelprinter.Client) (map[string]json.RawMessage, error) {
 		return c.Labels.List(ctx)

@@ -15,7 +15,6 @@ import (
 	labelprinter "github.com/labelprinter/go-labelprinter"
 	"github.com/labelprinter/go-labelprinter/outbox"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // outboxCommand is "labelctl outbox": print intents kept in a local file until the printer has
@@ -52,27 +51,16 @@ func (a *app) outboxCommand() *cobra.Command {
 	}
 
 	var (
-		job                       labelprinter.PrintJob
-		queue, freeze, checkpoint bool
-		id                        string
-		expireAfter               time.Duration
+		jf          jobFlags
+		id          string
+		expireAfter time.Duration
 	)
 	enqueue := &cobra.Command{
 		Use: "enqueue", Short: "Add a print job for --printer to the outbox (the same --id twice adds it once)", Args: exactArgs(0, "flags only"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			j := job
-			f := cmd.Flags()
-			if f.Changed("queue") {
-				j.Queue = labelprinter.Ptr(queue)
-			}
-			if f.Changed("freeze") {
-				j.Freeze = labelprinter.Ptr(freeze)
-			}
-			if f.Changed("checkpoint") {
-				j.Checkpoint = labelprinter.Ptr(checkpoint)
-			}
-			if err := j.Validate(); err != nil {
-				return usageError{err}
+			j, err := jf.build(cmd.Flags())
+			if err != nil {
+				return err
 			}
 			return with(func(ob *outbox.Outbox) error {
 				_, known := ob.Get(id)
@@ -95,7 +83,7 @@ func (a *app) outboxCommand() *cobra.Command {
 	f := enqueue.Flags()
 	f.StringVar(&id, "id", "", "the order's own key; empty generates one")
 	f.DurationVar(&expireAfter, "expire-after", 24*time.Hour, "never send it after this long")
-	jobFlags(f, &job, &queue, &freeze, &checkpoint)
+	jf.declare(f)
 
 	var states string
 	list := &cobra.Command{
@@ -209,27 +197,6 @@ func (a *app) outboxCommand() *cobra.Command {
 
 	cmd.AddCommand(enqueue, list, get, cancel, resend, prune, run)
 	return cmd
-}
-
-// jobFlags declares the print job flags of "outbox enqueue", the same as "print job".
-func jobFlags(f *pflag.FlagSet, job *labelprinter.PrintJob, queue, freeze, checkpoint *bool) {
-	f.StringVar(&job.LabelName, "label", "", "label to print")
-	f.StringVar(&job.LabelColumn, "label-column", "", "table column holding the label name")
-	f.StringVar(&job.TableName, "table", "", "table for a database selection")
-	f.StringVar(&job.KeyColumn, "key-column", "", "column searched for --key")
-	f.StringVar(&job.Key, "key", "", "value searched in --key-column")
-	f.IntVar(&job.Copies, "copies", 0, "number of copies (0: unlimited)")
-	f.StringVar(&job.CopiesColumn, "copies-column", "", "table column holding the number of copies")
-	f.BoolVar(queue, "queue", false, "add to the queue instead of replacing it")
-	f.BoolVar(freeze, "freeze", false, "freeze the label's content at selection")
-	f.IntVar(&job.FirstRow, "first-row", 0, "first table row used")
-	f.IntVar(&job.RowCount, "row-count", 0, "number of table rows used (0: all remaining)")
-	f.StringVar(&job.PrintedColumn, "printed-column", "", "table column counting printed labels")
-	f.Float64Var(&job.PrintDelay, "print-delay", 0, "print delay override, in mm")
-	f.Float64Var(&job.AutoPrintGap, "auto-print-gap", 0, "auto-print gap")
-	f.Float64Var(&job.AutoPrintInterval, "auto-print-interval", 0, "auto-print interval")
-	f.BoolVar(checkpoint, "checkpoint", false, "set the checkpoint flag")
-	f.StringVar(&job.Description, "description", "", "text shown on the printer's overview")
 }
 
 // entryJSON is an entry as labelctl prints it: the job as the body that is sent, durations
