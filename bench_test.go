@@ -59,9 +59,10 @@ func runPair(b *testing.B, prefix string, sdk, raw func(b *testing.B)) {
 	b.Run(prefix+"impl=raw", raw)
 }
 
-// rawCounters is what a careful hand-written call looks like.
-func rawCounters(ctx context.Context, hc *http.Client, url string) (*PrintCounters, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", url+"/api/v3/printers/line1/printCounters", nil)
+// rawGet is the request half of a careful hand-written call: a GET asking for JSON, where any
+// status but 200 is an error. The caller closes the body.
+func rawGet(ctx context.Context, hc *http.Client, url string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -70,10 +71,20 @@ func rawCounters(ctx context.Context, hc *http.Client, url string) (*PrintCounte
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
+		resp.Body.Close()
 		return nil, fmt.Errorf("status %d", resp.StatusCode)
 	}
+	return resp, nil
+}
+
+// rawCounters is what a careful hand-written call looks like.
+func rawCounters(ctx context.Context, hc *http.Client, url string) (*PrintCounters, error) {
+	resp, err := rawGet(ctx, hc, url+"/api/v3/printers/line1/printCounters")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
 	var out struct {
 		Triggers       int64 `json:"triggers"`
 		TriggerBounces int64 `json:"triggerBounces"`

@@ -113,19 +113,11 @@ func rawWatch(ctx context.Context, hc *http.Client, url string, interval time.Du
 
 // rawCountersURL is rawCounters for any printer's URL.
 func rawCountersURL(ctx context.Context, hc *http.Client, url string) (*PrintCounters, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
+	resp, err := rawGet(ctx, hc, url)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		return nil, fmt.Errorf("status %d", resp.StatusCode)
-	}
 	var out PrintCounters
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
