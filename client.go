@@ -37,6 +37,7 @@ type Client struct {
 	common service
 
 	base      string // scheme://host[:port][/prefix]/api/v3, no trailing slash
+	basePath  string // [/prefix]/api/v3, escaped: the part of base errors and logs show
 	rc        *retryablehttp.Client
 	transport http.RoundTripper // the caller's or our own, for Close
 
@@ -64,7 +65,7 @@ type service struct{ client *Client }
 // (the default transport honours the standard proxy variables, as net/http's does) and
 // touches no network.
 func NewClient(baseURL string, opts ...Option) (*Client, error) {
-	base, err := parseBaseURL(baseURL)
+	base, basePath, err := parseBaseURL(baseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +81,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 
 	c := &Client{
 		base:             base,
+		basePath:         basePath,
 		policy:           o.policy,
 		budget:           newRetryBudget(o.policy.Budget),
 		logger:           o.logger,

@@ -244,7 +244,7 @@ func (c *Client) transportError(op *operation, st *callState, err error) error {
 	}
 	return &TransportError{
 		Method:    op.method,
-		Path:      op.urlPath(),
+		Path:      c.urlPath(op),
 		Attempts:  attempts,
 		MaybeSent: !isDialError(err),
 		Err:       err,
@@ -259,7 +259,7 @@ func (c *Client) newAPIError(op *operation, resp *http.Response) *APIError {
 	e := &APIError{
 		StatusCode: resp.StatusCode,
 		Method:     op.method,
-		Path:       op.urlPath(),
+		Path:       c.urlPath(op),
 		Body:       body,
 		Message:    errorMessage(body),
 	}

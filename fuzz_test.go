@@ -195,11 +195,11 @@ func FuzzEscapeName(f *testing.F) {
 }
 
 func FuzzParseBaseURL(f *testing.F) {
-	for _, s := range []string{"http://h", "https://h:8443/api/v3", "printer.local:8080/api", "http://u:p@h/", "http://h/?x#f", "HTTP://H/a%2Fb/", "http://[fe80::1%25eth0]/", "http://"} {
+	for _, s := range []string{"http://h", "https://h:8443/api/v3", "printer.local:8080/api", "http://u:p@h/", "http://h/?x#f", "HTTP://H/a%2Fb/", "http://[fe80::1%25eth0]/", "http://", "http://h/api/v2", "http://h/API/V3", "http://[::%25\xbf]"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		base, err := parseBaseURL(raw)
+		base, path, err := parseBaseURL(raw)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidArgument) {
 				t.Fatalf("untyped error %v", err)
@@ -215,7 +215,10 @@ func FuzzParseBaseURL(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q gave unparsable base %q: %v", raw, base, err)
 		}
-		if !strings.HasSuffix(base, "/api/v3") || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if !strings.HasSuffix(base, path) || u.EscapedPath() != path+"/labels/x" {
+			t.Fatalf("%q gave base %q and path %q, which requests %q", raw, base, path, u.EscapedPath())
+		}
+		if _, ok := apiVersion(path); !ok || !strings.EqualFold(path[len(path)-len("/api/v3"):], "/api/v3") || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			t.Fatalf("%q gave base %q", raw, base)
 		}
 	})

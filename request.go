@@ -31,8 +31,9 @@ type operation struct {
 	class       retryClass
 }
 
-// urlPath is the request path as errors and logs show it, such as /api/v3/labels/a%2Fb.
-func (o *operation) urlPath() string { return apiPrefix + o.path + o.seg + o.tail }
+// urlPath is the path o requests, escaped and without the query, as errors and logs show it:
+// /api/v3/labels/a%2Fb, or /printer7/api/v3/labels/a%2Fb for a base URL with a path.
+func (c *Client) urlPath(o *operation) string { return c.basePath + o.path + o.seg + o.tail }
 
 // setPrinterPath points o at suffix on printer, or at the single-printer path when printer is "".
 func (o *operation) setPrinterPath(printer, suffix string) error {
@@ -255,7 +256,7 @@ func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error
 		h[k] = vs
 	}
 	if c.logger != nil {
-		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter request", slog.String("method", op.method), slog.String("path", op.urlPath()))
+		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter request", slog.String("method", op.method), slog.String("path", c.urlPath(op)))
 	}
 
 	resp, err := c.rc.Do(req)
@@ -365,9 +366,9 @@ func (c *Client) readBody(op *operation, resp *http.Response) (*bytes.Buffer, er
 	if err != nil {
 		putBuf(buf)
 		if errors.Is(err, ErrResponseTooLarge) {
-			return nil, &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: resp.StatusCode, What: "response", Err: err}
+			return nil, &DecodeError{Method: op.method, Path: c.urlPath(op), StatusCode: resp.StatusCode, What: "response", Err: err}
 		}
-		return nil, &TransportError{Method: op.method, Path: op.urlPath(), Attempts: 1, MaybeSent: true, Err: err}
+		return nil, &TransportError{Method: op.method, Path: c.urlPath(op), Attempts: 1, MaybeSent: true, Err: err}
 	}
 	return buf, nil
 }
@@ -403,7 +404,7 @@ func (c *Client) doJSON(ctx context.Context, op *operation, what string, v json.
 		err = v.UnmarshalJSON(b)
 	}
 	if err != nil {
-		return &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: resp.StatusCode, What: what, Snippet: oneLine(string(c.redact(b)), 256), Err: err}
+		return &DecodeError{Method: op.method, Path: c.urlPath(op), StatusCode: resp.StatusCode, What: what, Snippet: oneLine(string(c.redact(b)), 256), Err: err}
 	}
 	return nil
 }
@@ -431,7 +432,7 @@ func (c *Client) decodeRaw(op *operation, status int, body []byte) (json.RawMess
 		return json.RawMessage{}, nil
 	}
 	if !json.Valid(b) {
-		return nil, &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: status, What: "JSON", Snippet: oneLine(string(c.redact(b)), 256), Err: errors.New("body is not valid JSON")}
+		return nil, &DecodeError{Method: op.method, Path: c.urlPath(op), StatusCode: status, What: "JSON", Snippet: oneLine(string(c.redact(b)), 256), Err: errors.New("body is not valid JSON")}
 	}
 	return json.RawMessage(bytes.Clone(b)), nil
 }
@@ -475,7 +476,7 @@ func (c *Client) decodeDictionary(op *operation, status int, body []byte) (map[s
 		err = errors.New("null body")
 	}
 	if err != nil {
-		return nil, &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: status, What: "dictionary", Snippet: oneLine(string(c.redact(b)), 256), Err: err}
+		return nil, &DecodeError{Method: op.method, Path: c.urlPath(op), StatusCode: status, What: "dictionary", Snippet: oneLine(string(c.redact(b)), 256), Err: err}
 	}
 	return out, nil
 }
