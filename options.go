@@ -173,7 +173,9 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithMaxResponseBytes caps JSON response bodies, counted after decompression (default 64 MiB).
-// Image downloads stream to the caller's writer and are not capped.
+// Any positive n is accepted, math.MaxInt64 meaning no cap in practice. Memory follows the bytes
+// that arrived, whatever the cap: a Content-Length the server declares reserves nothing. Image
+// downloads stream to the caller's writer and are not capped.
 func WithMaxResponseBytes(n int64) Option {
 	return func(o *clientOptions) error {
 		if n <= 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -352,14 +353,20 @@ func encodeJSON(v any) ([]byte, error) {
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // readBody reads a 2xx body up to the response cap into a pooled buffer; the caller returns it.
+// The buffer grows with the bytes that arrive, never ahead of them: a declared Content-Length
+// is the server's word, and a server that declares 60 MiB and sends 6 bytes must not cost 60
+// MiB per pending call.
 func (c *Client) readBody(op *operation, resp *http.Response) (*bytes.Buffer, error) {
 	defer resp.Body.Close()
 	buf := bufPool.Get().(*bytes.Buffer)
 	buf.Reset()
-	if resp.ContentLength > 0 && resp.ContentLength <= c.maxResponseBytes {
-		buf.Grow(int(resp.ContentLength))
+	// One byte past the cap tells a body at the cap from a longer one; at math.MaxInt64 no
+	// body can be longer, and the extra byte would overflow.
+	limit := c.maxResponseBytes
+	if limit < math.MaxInt64 {
+		limit++
 	}
-	n, err := buf.ReadFrom(io.LimitReader(resp.Body, c.maxResponseBytes+1))
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, limit))
 	if err == nil && n > c.maxResponseBytes {
 		err = fmt.Errorf("%w: more than %d bytes", ErrResponseTooLarge, c.maxResponseBytes)
 	}
