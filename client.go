@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	retryablehttp "github.com/hashicorp/go-retryablehttp"
@@ -52,6 +54,12 @@ type Client struct {
 	maxResponseBytes int64
 	pollInterval     time.Duration
 
+	// protoMajor is the HTTP major version the printer's last answer came with, or 0 before
+	// any over TLS, where ALPN may still choose HTTP/2. It decides whether an upload of
+	// unknown length asks "Expect: 100-continue" (see send). A pointer, because a Client value
+	// is printed by value (String) and must stay copyable.
+	protoMajor *atomic.Int32
+
 	// jitter and sleep are replaced by tests for deterministic waits.
 	jitter func() float64
 	sleep  func(ctx context.Context, d time.Duration) error
@@ -90,6 +98,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		jitter:           rand.Float64,
 		sleep:            sleepCtx,
 		headers:          o.headers,
+		protoMajor:       new(atomic.Int32),
 	}
 	ua := defaultUserAgent
 	if o.userAgent != "" {
@@ -131,6 +140,9 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c.transport = hc.Transport
+	if strings.HasPrefix(base, "http:") && !cleartextHTTP2Only(hc.Transport) {
+		c.protoMajor.Store(1)
+	}
 	// retryablehttp empties the idle pool on every failed call; hiding CloseIdleConnections keeps
 	// one failing goroutine from costing every other caller its warm connection.
 	hc.Transport = keepIdle{hc.Transport}

@@ -237,9 +237,11 @@ func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error
 	if op.stream != nil {
 		// -1 says "unknown, stream it chunked" without net/http probing the body first.
 		req.ContentLength = op.stream.length
-		if op.stream.length < 0 {
+		if op.stream.length < 0 && c.protoMajor.Load() == 1 {
 			// A server that refuses chunked bodies answers 411 and closes at once; waiting for
-			// its go-ahead lets that answer arrive instead of a broken pipe mid-body.
+			// its go-ahead lets that answer arrive instead of a broken pipe mid-body. Only over
+			// HTTP/1.x: an HTTP/2 server (nginx among them) need not answer the question, and
+			// net/http would hold the body back for the whole ExpectContinueTimeout.
 			h["Expect"] = expectContinue
 		}
 	}
@@ -261,6 +263,9 @@ func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error
 	}
 
 	resp, err := c.rc.Do(req)
+	if resp != nil && resp.ProtoMajor != 0 && int32(resp.ProtoMajor) != c.protoMajor.Load() {
+		c.protoMajor.Store(int32(resp.ProtoMajor))
+	}
 	if st.waitErr != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close()
