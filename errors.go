@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -59,7 +61,10 @@ type APIError struct {
 	Path string
 	// Body holds at most the first 64 KiB of the response body.
 	Body []byte
-	// Message is the "message" or "error" string of a JSON error body, or a short text body.
+	// Message is the reason the body gives, on one line of at most 512 bytes: the "message",
+	// "error", "detail" or "title" string of a JSON body; the <title> of an HTML page (a
+	// proxy's error page), tags stripped and white space collapsed; the first non-empty line
+	// of a text body. Empty when the body gives none.
 	Message string
 	// RetryAfter is the wait the printer asked for with Retry-After, if it sent one.
 	RetryAfter time.Duration
@@ -188,32 +193,156 @@ func invalidArg(op, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrInvalidArgument, op, fmt.Sprintf(format, args...))
 }
 
-// errorMessage extracts a human message from an error body: the "message" or "error" string of
-// a JSON object, or a short text body flattened to one line.
-func errorMessage(body []byte) string {
-	trimmed := strings.TrimSpace(string(body))
-	if trimmed == "" {
+// maxMessage bounds APIError.Message, in bytes.
+const maxMessage = 512
+
+// errorMessage extracts a human message from an error body by its content type: the
+// "message", "error", "detail" or "title" string of a JSON object; the <title> of an HTML page
+// (its first <h1> when it has none), tags stripped, entities decoded, whitespace collapsed; the
+// first non-empty line of a text body. A body of any other type gives "". The result is one
+// line of valid UTF-8 of at most maxMessage bytes.
+func errorMessage(contentType string, body []byte) string {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = ""
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		return ""
 	}
-	if trimmed[0] == '{' {
-		var m struct {
-			Message json.RawMessage `json:"message"`
-			Error   json.RawMessage `json:"error"`
+	if trimmed[0] == '{' && (mt == "" || mt == "application/json" || strings.HasSuffix(mt, "+json") || strings.HasPrefix(mt, "text/")) {
+		if m, ok := jsonMessage(trimmed); ok || mt != "text/plain" {
+			return m
 		}
-		if json.Unmarshal(body, &m) == nil {
-			for _, raw := range []json.RawMessage{m.Message, m.Error} {
-				var s string
-				if json.Unmarshal(raw, &s) == nil && s != "" {
-					return oneLine(s, 512)
-				}
+	}
+	switch {
+	case mt == "text/html" || mt == "application/xhtml+xml" || (mt == "" && trimmed[0] == '<'):
+		return htmlMessage(trimmed)
+	case mt == "" || strings.HasPrefix(mt, "text/"):
+		return textMessage(trimmed)
+	}
+	return ""
+}
+
+// jsonMessage is the first non-empty string among "message", "error" (or error.message),
+// "detail" and "title" (RFC 9457 problem details) of a JSON object; ok is false when body is
+// not a JSON object.
+func jsonMessage(body []byte) (msg string, ok bool) {
+	var m struct {
+		Message json.RawMessage `json:"message"`
+		Error   json.RawMessage `json:"error"`
+		Detail  json.RawMessage `json:"detail"`
+		Title   json.RawMessage `json:"title"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return "", false
+	}
+	var nested struct {
+		Message json.RawMessage `json:"message"`
+	}
+	if len(m.Error) > 0 && m.Error[0] == '{' {
+		_ = json.Unmarshal(m.Error, &nested)
+	}
+	for _, raw := range []json.RawMessage{m.Message, m.Error, nested.Message, m.Detail, m.Title} {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if s = collapseSpace(s); s != "" {
+				return oneLine(s, maxMessage), true
 			}
 		}
-		return ""
 	}
-	if trimmed[0] == '<' || len(trimmed) > 512 || !utf8.ValidString(trimmed) {
-		return ""
+	return "", true
+}
+
+// htmlMessage is the text of an HTML page's <title>, or of its first <h1> when the title is
+// missing or empty: what nginx, Apache and most proxies put their reason in.
+func htmlMessage(page []byte) string {
+	for _, tag := range []string{"title", "h1"} {
+		if s := collapseSpace(html.UnescapeString(stripTags(elementText(page, tag)))); s != "" {
+			return oneLine(s, maxMessage)
+		}
 	}
-	return oneLine(trimmed, 512)
+	return ""
+}
+
+// elementText returns the raw content of the first <tag ...>...</tag> of page (matched
+// without regard to case), or "" when there is none. An element left open runs to the end.
+func elementText(page []byte, tag string) string {
+	open, end := "<"+tag, "</"+tag
+	// ASCII only: bytes.ToLower can change a byte count (U+0130), and the offsets must hold.
+	lower := make([]byte, len(page))
+	for i, c := range page {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	for from := 0; ; {
+		i := bytes.Index(lower[from:], []byte(open))
+		if i < 0 {
+			return ""
+		}
+		i += from + len(open)
+		// "<title>" or "<title lang=en>", not "<titlebar>".
+		if i < len(lower) && lower[i] != '>' && lower[i] != ' ' && lower[i] != '\t' && lower[i] != '\r' && lower[i] != '\n' && lower[i] != '/' {
+			from = i
+			continue
+		}
+		gt := bytes.IndexByte(lower[i:], '>')
+		if gt < 0 {
+			return ""
+		}
+		start := i + gt + 1
+		stop := bytes.Index(lower[start:], []byte(end))
+		if stop < 0 {
+			return string(page[start:])
+		}
+		return string(page[start : start+stop])
+	}
+}
+
+// stripTags drops everything between '<' and '>' (an unclosed tag runs to the end).
+func stripTags(s string) string {
+	if !strings.Contains(s, "<") {
+		return s
+	}
+	var b strings.Builder
+	in := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '<':
+			in = true
+			b.WriteByte(' ')
+		case c == '>' && in:
+			in = false
+		case !in:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// textMessage is the first line of a text body that holds more than white space.
+func textMessage(body []byte) string {
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		if s := collapseSpace(string(line)); s != "" {
+			return oneLine(s, maxMessage)
+		}
+	}
+	return ""
+}
+
+// collapseSpace makes s valid UTF-8, trims it and turns every run of white space or control
+// characters into one space.
+func collapseSpace(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
 }
 
 // oneLine flattens control characters to spaces and cuts s to at most n bytes, so a hostile
@@ -261,7 +390,7 @@ func (c *Client) newAPIError(op *operation, resp *http.Response) *APIError {
 		Method:     op.method,
 		Path:       c.urlPath(op),
 		Body:       body,
-		Message:    errorMessage(body),
+		Message:    errorMessage(resp.Header.Get("Content-Type"), body),
 	}
 	if d, ok := parseRetryAfter(resp.Header.Values("Retry-After"), time.Now()); ok {
 		e.RetryAfter = d

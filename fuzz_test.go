@@ -135,14 +135,20 @@ func FuzzDecodeDictionary(f *testing.F) {
 }
 
 func FuzzErrorMessage(f *testing.F) {
-	f.Add([]byte(`{"message":"no label"}`))
-	f.Add([]byte(`{"error":"token expired"}`))
-	f.Add([]byte("line one\nline two\r\n"))
-	f.Add([]byte(`<html>oops</html>`))
-	f.Add([]byte(`{"message":"a\u0000b\u2028c"}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		m := errorMessage(b)
-		if len(m) > 512 || strings.ContainsAny(m, "\r\n\x00") || !utf8.ValidString(m) {
+	f.Add("", []byte(`{"message":"no label"}`))
+	f.Add("application/json", []byte(`{"error":"token expired"}`))
+	f.Add("application/problem+json", []byte(`{"title":"Bad","detail":"no such table"}`))
+	f.Add("", []byte("line one\nline two\r\n"))
+	f.Add("text/plain; charset=utf-8", []byte("\n \r\n  first line \t here\nsecond"))
+	f.Add("", []byte(`<html>oops</html>`))
+	f.Add("text/html", []byte(nginxMTLSPage))
+	f.Add("text/html", []byte("<TITLE lang=en>a <b>b</b> &amp;\n c</TITLE><h1>x</h1>"))
+	f.Add("text/html", []byte("<titlebar><h1>only &#x41; heading"))
+	f.Add("", []byte(`{"message":"a\u0000b\u2028c"}`))
+	f.Add("application/octet-stream", []byte("\xff\xfe binary"))
+	f.Fuzz(func(t *testing.T, contentType string, b []byte) {
+		m := errorMessage(contentType, b)
+		if len(m) > maxMessage || strings.ContainsAny(m, "\r\n\x00") || !utf8.ValidString(m) || strings.TrimSpace(m) != m || strings.Contains(m, "  ") {
 			t.Fatalf("message %q", m)
 		}
 		e := &APIError{StatusCode: 500, Method: "GET", Path: "/api/v3/x", Message: m}

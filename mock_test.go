@@ -355,7 +355,7 @@ func TestAPIErrors(t *testing.T) {
 	c.policy.MaxAttempts = 1
 	err = c.Labels.Delete(t.Context(), "L")
 	var apiErr *APIError
-	if !errors.As(err, &apiErr) || len(apiErr.Body) != maxErrorBody || len(err.Error()) > 200 {
+	if !errors.As(err, &apiErr) || len(apiErr.Body) != maxErrorBody || len(apiErr.Message) > maxMessage || len(err.Error()) > maxMessage+100 {
 		t.Errorf("1 MiB error body: kept %d bytes, message %d bytes", len(apiErr.Body), len(err.Error()))
 	}
 }
