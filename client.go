@@ -46,7 +46,7 @@ type Client struct {
 	userAgent []string
 	authz     []string
 	headers   http.Header
-	secrets   []string
+	redactor  *redactor // nil without credentials
 
 	policy           RetryPolicy
 	budget           *retryBudget
@@ -107,19 +107,17 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	c.userAgent = []string{ua}
 
 	auths := 0
+	var secrets []string
 	if o.bearer != "" {
 		auths++
 		c.authz = []string{"Bearer " + string(o.bearer)}
-		c.secrets = append(c.secrets, string(o.bearer))
+		secrets = append(secrets, string(o.bearer))
 	}
 	if o.hasBasic {
 		auths++
 		enc := base64.StdEncoding.EncodeToString([]byte(o.basicUser + ":" + string(o.basicPass)))
 		c.authz = []string{"Basic " + enc}
-		c.secrets = append(c.secrets, enc)
-		if o.basicPass != "" {
-			c.secrets = append(c.secrets, string(o.basicPass))
-		}
+		secrets = append(secrets, enc, string(o.basicPass))
 	}
 	if _, ok := o.headers["Authorization"]; ok {
 		auths++
@@ -127,13 +125,14 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	if auths > 1 {
 		return nil, invalidArg("NewClient", "more than one option sets the Authorization header")
 	}
-	for _, vs := range o.headers {
-		for _, v := range vs {
-			if v != "" {
-				c.secrets = append(c.secrets, v)
+	for name, vs := range o.headers {
+		if credentialHeader(name) {
+			for _, v := range vs {
+				secrets = append(secrets, headerCredentials(v)...)
 			}
 		}
 	}
+	c.redactor = newRedactor(secrets)
 
 	hc, err := buildHTTPClient(o.httpClient, o.tlsConfig)
 	if err != nil {

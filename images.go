@@ -99,7 +99,7 @@ func (s *ImagesService) Download(ctx context.Context, name string, w io.Writer) 
 	}
 	defer resp.Body.Close()
 	if _, err := io.Copy(w, resp.Body); err != nil {
-		return "", &TransportError{Method: o.method, Path: s.client.urlPath(o), Attempts: 1, MaybeSent: true, Err: fmt.Errorf("reading image: %w", err)}
+		return "", s.client.newTransportError(o, 1, true, fmt.Errorf("reading image: %w", err))
 	}
 	return resp.Header.Get("Content-Type"), nil
 }

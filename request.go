@@ -259,7 +259,7 @@ func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error
 		h[k] = vs
 	}
 	if c.logger != nil {
-		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter request", slog.String("method", op.method), slog.String("path", c.urlPath(op)))
+		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter request", slog.String("method", op.method), slog.String("path", c.shownPath(op)))
 	}
 
 	resp, err := c.rc.Do(req)
@@ -378,9 +378,9 @@ func (c *Client) readBody(op *operation, resp *http.Response) (*bytes.Buffer, er
 	if err != nil {
 		putBuf(buf)
 		if errors.Is(err, ErrResponseTooLarge) {
-			return nil, &DecodeError{Method: op.method, Path: c.urlPath(op), StatusCode: resp.StatusCode, What: "response", Err: err}
+			return nil, c.newDecodeError(op, resp.StatusCode, "response", nil, err)
 		}
-		return nil, &TransportError{Method: op.method, Path: c.urlPath(op), Attempts: 1, MaybeSent: true, Err: err}
+		return nil, c.newTransportError(op, 1, true, err)
 	}
 	return buf, nil
 }
@@ -416,7 +416,7 @@ func (c *Client) doJSON(ctx context.Context, op *operation, what string, v json.
 		err = v.UnmarshalJSON(b)
 	}
 	if err != nil {
-		return &DecodeError{Method: op.method, Path: c.urlPath(op), StatusCode: resp.StatusCode, What: what, Snippet: oneLine(string(c.redact(b)), 256), Err: err}
+		return c.newDecodeError(op, resp.StatusCode, what, b, err)
 	}
 	return nil
 }
@@ -444,7 +444,7 @@ func (c *Client) decodeRaw(op *operation, status int, body []byte) (json.RawMess
 		return json.RawMessage{}, nil
 	}
 	if !json.Valid(b) {
-		return nil, &DecodeError{Method: op.method, Path: c.urlPath(op), StatusCode: status, What: "JSON", Snippet: oneLine(string(c.redact(b)), 256), Err: errors.New("body is not valid JSON")}
+		return nil, c.newDecodeError(op, status, "JSON", b, errors.New("body is not valid JSON"))
 	}
 	return json.RawMessage(bytes.Clone(b)), nil
 }
@@ -488,7 +488,7 @@ func (c *Client) decodeDictionary(op *operation, status int, body []byte) (map[s
 		err = errors.New("null body")
 	}
 	if err != nil {
-		return nil, &DecodeError{Method: op.method, Path: c.urlPath(op), StatusCode: status, What: "dictionary", Snippet: oneLine(string(c.redact(b)), 256), Err: err}
+		return nil, c.newDecodeError(op, status, "dictionary", b, err)
 	}
 	return out, nil
 }
