@@ -316,7 +316,8 @@ type recorder struct {
 func (r *recorder) Write(b []byte) (int, error) { r.body.Write(b); return len(b), nil }
 
 func benchExporter(b *testing.B) *exporter {
-	e, err := newExporter(config{timeout: defaultTimeout, cacheSize: defaultCacheSize})
+	e, err := newExporter(config{timeout: defaultTimeout, timeoutOffset: defaultTimeoutOffset, cacheSize: defaultCacheSize,
+		modules: defaultOnly(newModuleConfig())})
 	if err != nil {
 		b.Fatal(err)
 	}

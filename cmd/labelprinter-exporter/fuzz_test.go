@@ -35,7 +35,7 @@ func FuzzProbeRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, query, timeout string) {
 		h := http.Header{}
 		h.Set("X-Prometheus-Scrape-Timeout-Seconds", timeout)
-		if d, err := probeTimeout(h, defaultTimeout); err == nil && (d <= 0 || d > maxTimeout) {
+		if d, _, err := probeTimeout(h, defaultTimeout, defaultTimeoutOffset); err == nil && (d < minBudget || d > maxTimeout) {
 			t.Fatalf("timeout %q gave %v", timeout, d)
 		}
 		q, err := url.ParseQuery(query)

@@ -156,7 +156,7 @@ func TestTLSFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := newHarness(t, func(c *config) { c.tls = cfg.tls })
+		h := newHarness(t, func(c *config) { c.modules = cfg.modules })
 		_, body := h.probe("target=" + url.QueryEscape(srv.URL) + "&printer=line1")
 		if !strings.Contains(body, tc.up) {
 			t.Errorf("%q: want %s:\n%s", tc.args, tc.up, body)
