@@ -734,7 +734,7 @@ func TestCacheCap(t *testing.T) {
 	if !h.clients().contains(h.defaultModule(), fmt.Sprintf("%s/t%d", sim.URL, n-1)) {
 		t.Error("the most recent target was evicted")
 	}
-	if h.clients().contains(h.defaultModule(), sim.URL + "/t0") {
+	if h.clients().contains(h.defaultModule(), sim.URL+"/t0") {
 		t.Error("the least recent target is still cached")
 	}
 	if got := sim.Sim.TotalRequests(); got != 2*n {
