@@ -85,11 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		for {
 			select {
 			case <-hup:
-				if err := e.reload(); err != nil {
-					fmt.Fprintln(stderr, "labelprinter-exporter: reload failed, the running configuration stays:", err)
-				} else {
-					fmt.Fprintln(stdout, "labelprinter-exporter: configuration reloaded")
-				}
+				_ = e.reload() // logged by reload, whichever way it went
 			case <-ctx.Done():
 				return
 			}
