@@ -54,7 +54,7 @@ type config struct {
 	// modules loads the modules, at start and at every reload: --config.file, or the default
 	// module from the flags.
 	modules func() (map[string]*moduleConfig, error)
-	// cacheSize caps the targets whose Client is kept.
+	// cacheSize caps the targets whose connections are kept warm.
 	cacheSize int
 	// logger receives probe failures at debug level and reloads; nil logs nothing.
 	logger *slog.Logger
@@ -83,10 +83,10 @@ type exporter struct {
 	mux          *http.ServeMux
 }
 
-// loadedConfig is one load of the modules with the clients built on them.
+// loadedConfig is one load of the modules with the targets probed through them.
 type loadedConfig struct {
 	modules map[string]*module
-	clients *clientCache
+	targets *targetCache
 }
 
 // closeIdle closes the idle connections of every module.
@@ -185,7 +185,7 @@ func (e *exporter) load() (*loadedConfig, error) {
 		return nil, err
 	}
 	l := &loadedConfig{modules: mods}
-	l.clients, err = newClientCache(e.cacheSize, newSDKClient, l.closeIdle)
+	l.targets, err = newTargetCache(e.cacheSize, l.closeIdle)
 	if err != nil {
 		return nil, err
 	}
@@ -373,11 +373,12 @@ func (e *exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 		e.refuse(w, http.StatusForbidden, resultForbidden, fmt.Sprintf("target is not allowed by module %q", m.name))
 		return
 	}
-	client, err := l.clients.get(m, req.target)
+	client, err := newSDKClient(m, req.target)
 	if err != nil {
 		e.refuse(w, http.StatusBadRequest, resultInvalid, "bad target: "+err.Error())
 		return
 	}
+	l.targets.touch(m, req.target)
 	var trace *probeTrace
 	if req.debug {
 		trace = &probeTrace{}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -111,8 +113,8 @@ func defaultOnly(m *moduleConfig) func() (map[string]*moduleConfig, error) {
 // defaultModule returns the running default module.
 func (h *harness) defaultModule() *module { return h.e.loaded.Load().modules[defaultModuleName] }
 
-// clients returns the running client cache.
-func (h *harness) clients() *clientCache { return h.e.loaded.Load().clients }
+// targets returns the running target cache.
+func (h *harness) targets() *targetCache { return h.e.loaded.Load().targets }
 
 // get sends GET path with header pairs ("Name", "value", ...) and returns the answer.
 func (h *harness) get(path string, header ...string) (int, http.Header, string) {
@@ -298,7 +300,7 @@ func TestProbeSinglePrinterPaths(t *testing.T) {
 func TestProbeLint(t *testing.T) {
 	sim := startSim(t, printersim.WithPrinters("line1", "line2"))
 	h := newHarness(t, nil)
-	client, err := h.clients().get(h.defaultModule(), sim.URL)
+	client, err := newSDKClient(h.defaultModule(), sim.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -728,13 +730,13 @@ func TestCacheCap(t *testing.T) {
 			t.Fatalf("probe %d: %d %s", i, rec.Code, rec.Body)
 		}
 	}
-	if got := h.clients().len(); got > defaultCacheSize || got == 0 {
+	if got := h.targets().len(); got > defaultCacheSize || got == 0 {
 		t.Fatalf("%d clients cached after %d targets, cap %d", got, n, defaultCacheSize)
 	}
-	if !h.clients().contains(h.defaultModule(), fmt.Sprintf("%s/t%d", sim.URL, n-1)) {
+	if !h.targets().contains(h.defaultModule(), fmt.Sprintf("%s/t%d", sim.URL, n-1)) {
 		t.Error("the most recent target was evicted")
 	}
-	if h.clients().contains(h.defaultModule(), sim.URL+"/t0") {
+	if h.targets().contains(h.defaultModule(), sim.URL+"/t0") {
 		t.Error("the least recent target is still cached")
 	}
 	if got := sim.Sim.TotalRequests(); got != 2*n {
@@ -742,20 +744,29 @@ func TestCacheCap(t *testing.T) {
 	}
 }
 
-// TestClientReused: probes of one target share one Client and its connection.
-func TestClientReused(t *testing.T) {
-	sim := startSim(t)
+// TestConnectionReused: probes of one target, one after the other, share one connection, and
+// the target is cached once.
+func TestConnectionReused(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(printersim.New())
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
 	h := newHarness(t, nil)
 	for range 3 {
-		h.probe("target=" + target(sim))
+		if mfs, _ := h.probe("target=" + url.QueryEscape(srv.URL)); mustValue(t, mfs, "labelprinter_up") != 1 {
+			t.Fatal("probe failed")
+		}
 	}
-	if got := h.clients().len(); got != 1 {
-		t.Errorf("%d clients for one target", got)
+	if got := h.targets().len(); got != 1 {
+		t.Errorf("%d targets cached for one", got)
 	}
-	a, _ := h.clients().get(h.defaultModule(), sim.URL)
-	b, _ := h.clients().get(h.defaultModule(), sim.URL)
-	if a != b {
-		t.Error("two Clients for one target")
+	if got := conns.Load(); got != 1 {
+		t.Errorf("%d connections for 3 probes of one target", got)
 	}
 }
 

@@ -19,7 +19,7 @@
 //	--config.file           YAML file of modules (optional)
 //	--timeout               probe timeout when Prometheus sends no scrape timeout (default 10s)
 //	--timeout-offset        kept back from Prometheus's scrape timeout (default 0.5s)
-//	--cache-size            targets whose client and connections are kept (default 1024)
+//	--cache-size            targets whose connections are kept warm (default 1024)
 //	--log-level             debug, info, warn or error (default info); failed probes log at debug
 //
 // Without --config.file, for the default module:
@@ -140,7 +140,7 @@ func parseFlags(args []string, stderr io.Writer) (config, string, error) {
 		}
 		return nil
 	})
-	cacheSize := fs.Int("cache-size", defaultCacheSize, "targets whose client and connections are kept, least recently used out")
+	cacheSize := fs.Int("cache-size", defaultCacheSize, "targets whose connections are kept warm; beyond it, idle connections are closed")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error; failed probes are logged at debug")
 	if err := fs.Parse(args); err != nil {
 		return config{}, "", err
