@@ -12,8 +12,8 @@ import (
 )
 
 // defaultAllowTargets is the secure default of a module without credentials and without
-// allowed_targets (and of --allow-targets): loopback and the private
-// networks a plant's printers live on. Link-local (169.254/16, where cloud metadata services
+// allowed_targets (and of --allow-targets): loopback and the private networks a plant's
+// printers live on. Link-local (169.254/16, where cloud metadata services
 // answer) and every public address are left out, so an exporter reachable by anyone cannot be
 // made to call anything but the plant.
 var defaultAllowTargets = []string{"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8", "::1/128", "fc00::/7"}
@@ -35,8 +35,9 @@ type allowList struct {
 // errNotAllowed marks a target outside the allow list; the probe answers 403 and sends nothing.
 var errNotAllowed = errors.New("target is not in the module's allowed targets")
 
-// parseAllowList reads the entries of allowed_targets or --allow-targets: CIDRs ("10.1.0.0/16"), single addresses
-// ("10.1.2.3", "::1") and host names ("printer1.plant.example").
+// parseAllowList reads the entries of allowed_targets or --allow-targets: CIDRs
+// ("10.1.0.0/16"), single addresses ("10.1.2.3", "::1") and host names
+// ("printer1.plant.example").
 func parseAllowList(entries []string, r resolver) (*allowList, error) {
 	a := &allowList{names: map[string]bool{}, resolver: r}
 	for _, e := range entries {

@@ -390,8 +390,10 @@ func (e *exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 		e.probes.WithLabelValues(resultSuccess).Inc()
 	} else {
 		e.probes.WithLabelValues(resultFailure).Inc()
-		e.logger.Debug("probe failed", "module", m.name, "target", req.target,
-			"err", redact(errors.Join(res.errs...).Error(), m.secrets.values()))
+		if e.logger.Enabled(r.Context(), slog.LevelDebug) { // redacting reads the credential files
+			e.logger.Debug("probe failed", "module", m.name, "target", req.target,
+				"err", redact(errors.Join(res.errs...).Error(), m.secrets.values()))
+		}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(&probeCollector{descs: &e.descs, res: res})
