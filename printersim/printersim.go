@@ -98,8 +98,8 @@ type config struct {
 	autoEach time.Duration
 }
 
-// WithPrinters names the printers (default one printer, "printer1"). The single-printer paths
-// address the first one.
+// WithPrinters names the printers (default one printer, DefaultPrinter). The single-printer
+// paths address the first one.
 func WithPrinters(names ...string) Option {
 	return func(c *config) {
 		if len(names) > 0 {
@@ -153,15 +153,16 @@ type Simulator struct {
 	cfg config
 	mux *http.ServeMux
 
-	mu       sync.Mutex
-	labels   map[string]json.RawMessage
-	tables   map[string]*table
-	images   map[string]*storedImage
-	printers map[string]*printer
-	nextUID  int
-	faults   []*faultRule
-	counts   map[string]int
-	total    int
+	mu        sync.Mutex
+	labels    map[string]json.RawMessage
+	tables    map[string]*table
+	images    map[string]*storedImage
+	printers  map[string]*printer
+	nextUID   int
+	faults    []*faultRule
+	counts    map[string]int // by contract route, so bounded by the routes
+	unmatched int            // requests outside the contract, any method and path
+	total     int
 
 	// The running line of WithAutoTrigger: closed to stop it, and closed by it when stopped.
 	stopLine  chan struct{}
@@ -175,7 +176,7 @@ type Simulator struct {
 
 // New returns a Simulator with the given options.
 func New(opts ...Option) *Simulator {
-	cfg := config{printers: []string{"printer1"}, delay: 50 * time.Millisecond, clock: systemClock{}, maxBody: 64 << 20}
+	cfg := config{printers: []string{DefaultPrinter}, delay: 50 * time.Millisecond, clock: systemClock{}, maxBody: 64 << 20}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -265,11 +266,15 @@ func (s *Simulator) routes() {
 func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, pattern := s.mux.Handler(r)
 	key := pattern
-	if key == "" {
-		key = r.Method + " " + r.URL.EscapedPath()
-	}
 	s.mu.Lock()
-	s.counts[key]++
+	if key == "" {
+		// Outside the contract: one count for all, so a client probing paths (or methods)
+		// cannot grow the map; faults still match the request's own method and path.
+		s.unmatched++
+		key = r.Method + " " + r.URL.EscapedPath()
+	} else {
+		s.counts[key]++
+	}
 	s.total++
 	f := s.takeFault(key)
 	s.mu.Unlock()
@@ -330,10 +335,20 @@ func (s *Simulator) authorized(r *http.Request) bool {
 
 // Requests returns how many requests reached the simulator for route with method, faults
 // included; route is the contract's path pattern, such as "/api/v3/printers/{name}/printJob".
+// Requests outside the contract are not counted by route: see UnmatchedRequests.
 func (s *Simulator) Requests(method, route string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts[method+" "+route]
+}
+
+// UnmatchedRequests returns how many requests matched no route of the contract (an unknown
+// path, or a known path with a method it does not take; answered 404 or 405). They share one
+// count, whatever their method and path, so the simulator's memory does not grow with them.
+func (s *Simulator) UnmatchedRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unmatched
 }
 
 // TotalRequests returns how many requests reached the simulator.
@@ -544,6 +559,10 @@ func (s *Simulator) simulate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "tableName, keyColumn and key go together")
 		return
 	}
+	if set == 3 && (tableName == "" || keyColumn == "" || key == "") {
+		writeError(w, http.StatusBadRequest, "tableName, keyColumn and key cannot be empty")
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	label, ok := s.labels[name]
@@ -646,6 +665,14 @@ func parseTable(b []byte) (*table, error) {
 	}
 	if len(t.Columns) == 0 {
 		return nil, errors.New("table has no columns")
+	}
+	for i, c := range t.Columns {
+		if c == "" {
+			return nil, fmt.Errorf("column %d has no name", i)
+		}
+		if slices.Index(t.Columns[:i], c) >= 0 {
+			return nil, fmt.Errorf("column %q appears twice", c)
+		}
 	}
 	for i, row := range t.Rows {
 		if len(row) != len(t.Columns) {
