@@ -7,7 +7,7 @@
 // It has its own wire types and does not import the SDK, so it checks the SDK instead of
 // mirroring it.
 //
-//	srv, err := printersim.Start(printersim.WithPrinters("line1", "line2"))
+//	srv, err := printersim.Start(printersim.WithPrinters("line1", "line2")) // default: one printer, "line1"
 //	defer srv.Close()
 //	c, err := labelprinter.NewClient(srv.URL)
 //
@@ -15,14 +15,22 @@
 //
 //   - Errors are JSON bodies {"message": "..."} with the status a careful server would use:
 //     400 bad input, 401 missing or wrong bearer token, 404 unknown label, image, table,
-//     printer or row, 405 wrong method, 409 trigger with nothing selected, 413 body over the
-//     cap, 415 image content type outside the four the contract lists.
+//     printer, row or path, 405 wrong method, 409 trigger that printed nothing, 413 body over
+//     the cap, 415 image content type outside the four the contract lists. No request, and no
+//     sequence of requests, is answered with a 5xx unless a fault was injected for it.
+//   - Limits, each named in the message that enforces it: a body of at most 64 MiB
+//     (WithMaxBodyBytes; 413 "body over N bytes"), and copies, firstRow and rowCount from 0 to
+//     MaxCount (400 "copies must be a whole number from 0 to 2147483647, not ...").
+//   - Requests outside the contract are answered 404 (405 with Allow for a known path) and
+//     counted together (UnmatchedRequests), so probing paths costs no memory.
 //   - PUT of a label, image or table answers 204 with no body; so does DELETE (404 when unknown).
 //   - Labels and tables must be JSON objects. List operations answer a JSON object keyed by
 //     name whose values are {} (images with details=1 or true: the image info).
-//   - A table is {"columns": ["SKU", ...], "rows": [["S12-342C", ...], ...]}; cells are
-//     strings, numbers or booleans, and every row has one cell per column.
-//   - Dynamic text: in a simulation with tableName, keyColumn and key, and when a job prints
+//   - A table is {"columns": ["SKU", ...], "rows": [["S12-342C", ...], ...]}; columns have
+//     distinct, non-empty names; cells are strings, numbers, booleans or null, and every row
+//     has one cell per column.
+//   - Dynamic text: in a simulation with tableName, keyColumn and key (all three or none,
+//     none of them empty), and when a job prints
 //     a table row, every "{{Column}}" inside a string of the label is replaced with the row's
 //     cell. The simulation answers the label object with the text filled in.
 //   - Images: raw PNG, JPEG and TIFF bodies, or the JSON form {"data": base64, "intent": ...}
@@ -34,7 +42,9 @@
 //   - printJob: an empty body deselects every job. Otherwise a label must be named (labelName,
 //     labelColumn or labelData); labelColumn, keyColumn, key, firstRow, rowCount,
 //     copiesColumn and printedColumn need tableName; keyColumn and key go together; counts
-//     cannot be negative; attributes of the wrong JSON type are a 400, unknown ones are
+//     are whole numbers (see the limits above); labelName, labelColumn, tableName, keyColumn,
+//     key, copiesColumn and printedColumn, when given, cannot be empty; the columns named must
+//     exist in the table; attributes of the wrong JSON type are a 400, unknown ones are
 //     ignored. tableName with keyColumn/key selects one row; tableName without a key selects
 //     rows firstRow up to firstRow+rowCount (all remaining rows when rowCount is absent). When
 //     both labelColumn and labelName are given, the row's labelColumn cell wins and labelName
@@ -46,6 +56,14 @@
 //     job and one per row for a row range; a finished job leaves the queue, and printedColumn
 //     cells grow by one per label. With nothing selected a trigger counts in triggers and
 //     triggerBounces and answers 409.
+//   - A table job checks its table again on every trigger, since a table PUT or DELETE may
+//     have taken away what it needs since it was selected: the table, its current row, its
+//     labelColumn, copiesColumn or printedColumn, or the label its row names. Then the trigger
+//     bounces (counted in triggers and triggerBounces, 409 saying what went, and on the line
+//     PressTrigger answers false) and the job leaves the queue; the jobs behind it stay. Every
+//     check comes before any change, so each trigger is exactly one print or one bounce:
+//     triggers always equal printedLabels plus triggerBounces (FuzzRequestSequences tries
+//     to break it).
 //   - abortPrint clears the current job and the queue; it is idempotent (200 with the number
 //     of jobs removed).
 //   - History buckets the print events of the printer by MINUTES, HOURS, DAYS (default) or
