@@ -4,6 +4,9 @@
 //	go run ./cmd/printersim -addr 127.0.0.1:8631 -printers line1,line2
 //	go run ./cmd/printersim -trigger-every 1s   # a running line: printers with a job print
 //	curl http://127.0.0.1:8631/api/v3/printers/line1/printCounters
+//
+// Its flags and defaults (printer line1 at 127.0.0.1:8631) are those of labelctl sim: both
+// register printersim.Flags. -token is kept as the older name of -require-token.
 package main
 
 import (
