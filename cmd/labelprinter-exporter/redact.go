@@ -91,8 +91,9 @@ func (s secretSource) values() []string {
 }
 
 // authValue matches an Authorization value of the usual schemes, whoever's it is (an OAuth2
-// access token the exporter never sees in the clear included).
-var authValue = regexp.MustCompile(`(?i)\b(bearer|basic|token)(\s+|=|:\s*)[A-Za-z0-9._~+/=-]{4,}`)
+// access token the exporter never sees in the clear included). A value must hold a digit, as
+// every generated token does, so prose such as "wrong bearer token" is left alone.
+var authValue = regexp.MustCompile(`(?i)\b(bearer|basic|token)(\s+|=|:\s*)[A-Za-z._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*`)
 
 const redacted = "[REDACTED]"
 
