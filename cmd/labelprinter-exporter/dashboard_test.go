@@ -35,14 +35,16 @@ func TestExamplePrometheusConfigPromtool(t *testing.T) {
 	}
 }
 
-// dashboardVars are the values the test gives the dashboard's variables: every job and
-// controller, a 10-minute range, and the example's 15 s scrape interval.
+// dashboardVars are the values the test gives the dashboard's variables: every probe job as
+// Grafana expands "All" without an allValue (the values of label_values(labelprinter_up, job)
+// as one regular expression), every controller, a 10-minute range, and the example's 15 s
+// scrape interval.
 var dashboardVars = []string{
 	"$__range_s", "600", // before $__range, which it starts with
 	"$__range", "10m",
 	"$__rate_interval", "1m",
 	"$scrape_interval", "15",
-	"$job", ".+",
+	"$job", "(labelprinter|labelprinter-lines)",
 	"$instance", ".+",
 }
 
@@ -65,6 +67,7 @@ func dashboardQueries(t *testing.T) map[string]string {
 			List []struct {
 				Name       string `json:"name"`
 				Definition string `json:"definition"`
+				AllValue   string `json:"allValue"`
 			} `json:"list"`
 		} `json:"templating"`
 	}
@@ -83,6 +86,10 @@ func dashboardQueries(t *testing.T) map[string]string {
 	for _, v := range dash.Templating.List {
 		if v.Definition == "" {
 			continue
+		}
+		if v.Name == "job" && v.AllValue != "" {
+			// "All" as .+ would match every job of the server, and the panels read up.
+			t.Fatalf("variable job has allValue %q; the panels need All to be the list of probe jobs", v.AllValue)
 		}
 		m := labelValues.FindStringSubmatch(v.Definition)
 		if m == nil {
@@ -126,6 +133,8 @@ type dashboardEval struct {
 //     went stale, labelprinter_up is 0. One printer down.
 //   - http://d (job labelprinter) was never scraped successfully (up 0): a scrape failing, and
 //     a controller down with no printer known.
+//   - a job of another exporter on the same server fails its scrapes; it is none of the
+//     dashboard's business.
 const plantSeries = `
       - series: 'up{job="labelprinter", instance="http://a"}'
         values: '1x40'
@@ -166,6 +175,8 @@ const plantSeries = `
       - series: 'labelprinter_printed_labels_total{job="labelprinter", instance="http://c", printer=""}'
         values: '0x36 stale'
       - series: 'up{job="labelprinter", instance="http://d"}'
+        values: '0x40'
+      - series: 'up{job="node", instance="10.0.0.9:9100"}'
         values: '0x40'
 `
 
