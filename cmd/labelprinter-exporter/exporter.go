@@ -39,8 +39,8 @@ const (
 	maxPrinters = 64
 	// maxNameLen bounds a printer name, which becomes a label value.
 	maxNameLen = 256
-	// maxTargetLen bounds the target parameter, which the client cache holds as a key and as the
-	// Client's base URL: with it, a cached target holds a few KiB of strings at most.
+	// maxTargetLen bounds the target parameter: a probe's URLs, its log lines, and the last
+	// request a kept connection still refers to stay a few KiB.
 	maxTargetLen = 2048
 )
 
