@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -60,7 +61,9 @@ func loadConfigFile(path string) (map[string]*moduleConfig, error) {
 	}
 	var fc fileConfig
 	if err := yaml.UnmarshalStrict(b, &fc); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		// The YAML library quotes the start of a value it could not read, which may be a
+		// credential written in the wrong place; the line number says enough.
+		return nil, fmt.Errorf("%s: %s", path, yamlValue.ReplaceAllString(err.Error(), "`...`"))
 	}
 	if len(fc.Modules) == 0 {
 		return nil, fmt.Errorf("%s: lists no modules", path)
@@ -75,6 +78,9 @@ func loadConfigFile(path string) (map[string]*moduleConfig, error) {
 	}
 	return fc.Modules, nil
 }
+
+// yamlValue matches a value quoted in a YAML error message.
+var yamlValue = regexp.MustCompile("`[^`]*`")
 
 // flagModule is the default module the flags describe when there is no --config.file. The
 // token file is checked here, at start and at each reload, and read again by the client on

@@ -201,11 +201,15 @@ func TestConfigFileRefusals(t *testing.T) {
 		"two auths":       "modules:\n  plant:\n    allowed_targets: [10.0.0.0/8]\n    http_client_config: {basic_auth: {username: a}, authorization: {credentials: b}}\n",
 		"missing CA":      "modules:\n  plant:\n    http_client_config: {tls_config: {ca_file: " + filepath.Join(dir, "missing.pem") + "}}\n",
 		"not YAML":        "modules: [",
+		"misplaced token": "modules:\n  plant:\n    allowed_targets: [10.0.0.0/8]\n    http_client_config: {authorization: t0k3n-abcd}\n",
 	} {
 		cfg := writeFile(t, dir, "exporter.yml", content)
-		if _, err := newExporter(config{timeout: time.Second, cacheSize: 1,
-			modules: func() (map[string]*moduleConfig, error) { return loadConfigFile(cfg) }}); err == nil {
+		_, err := newExporter(config{timeout: time.Second, cacheSize: 1,
+			modules: func() (map[string]*moduleConfig, error) { return loadConfigFile(cfg) }})
+		if err == nil {
 			t.Errorf("%s: accepted", name)
+		} else if strings.Contains(err.Error(), "t0k3n") {
+			t.Errorf("%s: the error shows the token: %v", name, err)
 		}
 	}
 	var stdout, stderr syncBuffer
