@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -43,6 +44,7 @@ type app struct {
 	terminal func(w io.Writer) bool
 
 	url, printer, token, caCert string
+	cert, certKey               string
 	insecure, verbose           bool
 	timeout                     time.Duration
 	output                      string
@@ -67,7 +69,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "labelctl: "+oneLine(err.Error()))
+	fmt.Fprintln(stderr, "labelctl: "+message(err))
 	return exitCode(err)
 }
 
@@ -105,16 +107,18 @@ func (a *app) rootCommand() *cobra.Command {
 			default:
 				return usagef("-o must be table or json, not %q", a.output)
 			}
-			return nil
+			return checkFlags(cmd)
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.url, "url", a.env("LABELPRINTER_URL"), "printer base URL, such as http://192.168.1.50 (env LABELPRINTER_URL)")
 	pf.StringVar(&a.printer, "printer", a.env("LABELPRINTER_PRINTER"), "printer name; empty uses the single-printer paths (env LABELPRINTER_PRINTER)")
 	pf.StringVar(&a.token, "token", "", "bearer token (env LABELPRINTER_TOKEN; never printed)")
 	pf.BoolVar(&a.insecure, "insecure-skip-verify", false, "do not verify the printer's TLS certificate")
 	pf.StringVar(&a.caCert, "ca-cert", "", "PEM file with the CA that signed the printer's certificate")
+	pf.StringVar(&a.cert, "cert", a.env("LABELPRINTER_CERT"), "PEM file with a client certificate, for a printer behind mTLS (env LABELPRINTER_CERT)")
+	pf.StringVar(&a.certKey, "cert-key", a.env("LABELPRINTER_KEY"), "PEM file with the private key of --cert (env LABELPRINTER_KEY)")
 	pf.DurationVar(&a.timeout, "timeout", 30*time.Second, "time limit of each request, retries included")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log each request and retry on stderr (never credentials)")
@@ -168,6 +172,9 @@ func (a *app) connect() (*labelprinter.Client, error) {
 	if a.url == "" {
 		return nil, usagef("no printer: give --url or set LABELPRINTER_URL (or start one with 'labelctl sim')")
 	}
+	if err := checkURL(a.url); err != nil {
+		return nil, err
+	}
 	var opts []labelprinter.Option
 	token := a.token
 	if token == "" {
@@ -176,30 +183,96 @@ func (a *app) connect() (*labelprinter.Client, error) {
 	if token != "" {
 		opts = append(opts, labelprinter.WithBearerToken(token))
 	}
-	if a.insecure || a.caCert != "" {
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: a.insecure} //nolint:gosec // asked for by name
-		if a.caCert != "" {
-			pem, err := os.ReadFile(a.caCert)
-			if err != nil {
-				return nil, usagef("--ca-cert: %v", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, usagef("--ca-cert: no PEM certificate in %s", a.caCert)
-			}
-			cfg.RootCAs = pool
+	// labelctl builds the SDK's default transport itself, so that -v can see each answer.
+	tr := labelprinter.DefaultTransport()
+	if a.insecure || a.caCert != "" || a.cert != "" || a.certKey != "" {
+		cfg, err := a.tlsConfig()
+		if err != nil {
+			return nil, err
 		}
-		opts = append(opts, labelprinter.WithTLSConfig(cfg))
+		tr.TLSClientConfig = cfg
 	}
+	var rt http.RoundTripper = tr
 	if a.verbose {
-		opts = append(opts, labelprinter.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+		logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		opts = append(opts, labelprinter.WithLogger(logger))
+		rt = &answerLog{rt: tr, log: logger}
 	}
+	opts = append(opts, labelprinter.WithHTTPClient(&http.Client{Transport: rt}))
 	c, err := labelprinter.NewClient(a.url, opts...)
 	if err != nil {
 		return nil, usageError{err}
 	}
 	a.client = c
 	return c, nil
+}
+
+// tlsConfig is the TLS setup the flags ask for: verification off, a private CA, a client
+// certificate for a printer behind mTLS.
+func (a *app) tlsConfig() (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: a.insecure} //nolint:gosec // asked for by name
+	if a.caCert != "" {
+		pem, err := os.ReadFile(a.caCert)
+		if err != nil {
+			return nil, usagef("--ca-cert: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, usagef("--ca-cert: no PEM certificate in %s", a.caCert)
+		}
+		cfg.RootCAs = pool
+	}
+	switch {
+	case a.cert != "" && a.certKey == "":
+		return nil, usagef("--cert needs --cert-key (or LABELPRINTER_KEY), the file with its private key")
+	case a.cert == "" && a.certKey != "":
+		return nil, usagef("--cert-key needs --cert (or LABELPRINTER_CERT), the file with the client certificate")
+	case a.cert != "":
+		pair, err := tls.LoadX509KeyPair(a.cert, a.certKey)
+		if err != nil {
+			return nil, usagef("--cert %s, --cert-key %s: %v", a.cert, a.certKey, err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// checkURL refuses a --url without a scheme with the URL it probably meant; the SDK would say
+// only that the URL does not parse (127.0.0.1:8632) or has the wrong scheme (localhost:8632).
+func checkURL(raw string) error {
+	if raw == "" || strings.Contains(raw, "://") {
+		return nil
+	}
+	if strings.Contains(raw, "@") { // credentials: never repeated
+		return usagef("--url needs http:// or https:// at the start")
+	}
+	return usagef("--url %s has no scheme: try --url http://%s", raw, raw)
+}
+
+// answerLog logs each answer's status and how long it took (-v), one line per attempt, next to
+// the SDK's request lines. It logs the method and path only: never a header or a query.
+type answerLog struct {
+	rt  http.RoundTripper
+	log *slog.Logger
+}
+
+func (l *answerLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := l.rt.RoundTrip(r)
+	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Duration("duration", time.Since(start))}
+	if err != nil {
+		l.log.LogAttrs(r.Context(), slog.LevelDebug, "labelprinter answer", append(attrs, slog.String("error", err.Error()))...)
+		return resp, err
+	}
+	l.log.LogAttrs(r.Context(), slog.LevelDebug, "labelprinter answer", append(attrs, slog.Int("status", resp.StatusCode))...)
+	return resp, nil
+}
+
+// CloseIdleConnections lets Client.Close reach the transport.
+func (l *answerLog) CloseIdleConnections() {
+	if ci, ok := l.rt.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
 }
 
 // call runs f with a client and a context bounded by --timeout.

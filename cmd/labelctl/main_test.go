@@ -270,6 +270,7 @@ func TestCommands(t *testing.T) {
 		t.Errorf("history JSON:\n%s", j)
 	}
 	golden(t, "status", c("status").stdout)
+	golden(t, "status-json", c("-o", "json", "status").stdout)
 
 	c("tables", "delete", "Products")
 	c("labels", "delete", "MEDIUM")
