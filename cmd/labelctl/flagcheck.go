@@ -33,7 +33,7 @@ type valueRule struct {
 var flagRules = map[string]valueRule{
 	"timeout":             {},             // a request needs some time
 	"interval":            {},             // the SDK words its own floor
-	"since":               {},             // a range reaching back
+	"since":               {eg: "24h"},    // a range reaching back
 	"until":               {zeroOK: true}, // 0: up to now
 	"size":                {},             // a declared body length
 	"copies":              {zeroOK: true}, // 0: unlimited
@@ -153,9 +153,11 @@ func flagError(cmd *cobra.Command, err error) error {
 }
 
 // closestFlag returns the visible flag of fs nearest to name by edit distance, if it is at most
-// 2 edits away (or name is a prefix of it), else "".
+// 2 edits away (or name is a prefix of it), else "". Between two as near, the one that starts
+// with the same letter wins: people mistype the middle of a word more than its start.
 func closestFlag(fs *pflag.FlagSet, name string) string {
-	best, bestD := "", 3
+	name = strings.ToLower(name)
+	best, bestScore := "", 2*3
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) {
 		if !f.Hidden {
@@ -164,12 +166,16 @@ func closestFlag(fs *pflag.FlagSet, name string) string {
 	})
 	sort.Strings(names)
 	for _, n := range names {
-		d := editDistance(strings.ToLower(name), n)
+		d := editDistance(name, n)
 		if len(name) >= 3 && strings.HasPrefix(n, name) {
 			d = min(d, 1)
 		}
-		if d < bestD {
-			best, bestD = n, d
+		score := 2 * d
+		if name == "" || n[0] != name[0] {
+			score++
+		}
+		if d <= 2 && score < bestScore {
+			best, bestScore = n, score
 		}
 	}
 	return best
@@ -227,7 +233,7 @@ var sdkWords = []struct{ sdk, flag string }{
 }
 
 var (
-	sdkOp      = regexp.MustCompile(`invalid argument: [A-Za-z.]+: `)
+	sdkOp      = regexp.MustCompile(`(labelprinter: )?invalid argument: [A-Za-z.]+: `)
 	sdkWordsRE = func() *regexp.Regexp {
 		alts := make([]string, len(sdkWords))
 		for i, w := range sdkWords {

@@ -55,6 +55,9 @@ type app struct {
 // usageError marks a mistake in the command line (exit code 2).
 type usageError struct{ error }
 
+// Unwrap lets message and errors.Is see the error a usage error holds.
+func (u usageError) Unwrap() error { return u.error }
+
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 // run executes labelctl with args and returns the exit code.
