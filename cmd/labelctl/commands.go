@@ -769,8 +769,19 @@ func (a *app) chart(buckets []labelprinter.Bucket, res labelprinter.Resolution) 
 		last = last.Add(step)
 	}
 	caption := fmt.Sprintf("labels printed per %s, %s to %s", unit, first.Format(time.RFC3339), last.Format(time.RFC3339))
-	plot := asciigraph.Plot(series, asciigraph.Height(10), asciigraph.Width(max(len(series), 60)),
-		asciigraph.XAxisRange(float64(first.Unix()), float64(last.Unix())), asciigraph.XAxisTickCount(min(len(series), 5)),
+	// Stretch by a whole number of columns per bucket, so each bucket lands on a column, and
+	// put ticks only where buckets start.
+	gaps := len(series) - 1
+	perGap := max(1, (60+gaps-1)/gaps)
+	ticks := 2
+	for d := 5; d > 1; d-- {
+		if gaps%d == 0 {
+			ticks = d + 1
+			break
+		}
+	}
+	plot := asciigraph.Plot(series, asciigraph.Height(10), asciigraph.Width(gaps*perGap+1),
+		asciigraph.XAxisRange(float64(first.Unix()), float64(last.Unix())), asciigraph.XAxisTickCount(ticks),
 		asciigraph.XAxisValueFormatter(func(v float64) string { return time.Unix(int64(v), 0).UTC().Format(layout) }),
 		asciigraph.Caption(caption))
 	_, err = fmt.Fprintln(a.stdout, plot)

@@ -200,6 +200,17 @@ func TestPrinterFailures(t *testing.T) {
 	if strings.Contains(r.stderr+r.stdout, "CANARY-TOKEN-cli") || !strings.Contains(r.stderr, "labelprinter request") {
 		t.Errorf("verbose log: %q", r.stderr)
 	}
+	// -v logs each answer too: its status and how long it took.
+	answer := regexp.MustCompile(`(?m)msg="labelprinter answer" method=GET path=/api/v3/labels duration=[0-9.]+[µnm]?s status=200$`)
+	if !answer.MatchString(r.stderr) {
+		t.Errorf("no answer line in the verbose log: %q", r.stderr)
+	}
+	delete(env, "LABELPRINTER_TOKEN")
+	r = cli(t, ctx, env, "", "-v", "labels", "list")
+	if r.code != 1 || !strings.Contains(r.stderr, `msg="labelprinter answer" method=GET path=/api/v3/labels`) || !strings.Contains(r.stderr, "status=401") {
+		t.Errorf("verbose log of a refusal: %q", r.stderr)
+	}
+	env["LABELPRINTER_TOKEN"] = "CANARY-TOKEN-cli"
 	r = cli(t, ctx, env, "", "labels", "get", "missing")
 	if r.code != 1 || r.stderr != "labelctl: GET /api/v3/labels/missing: 404 Not Found: no label \"missing\"\n" {
 		t.Errorf("missing label: exit %d, %q", r.code, r.stderr)
