@@ -145,6 +145,7 @@ func TestUsageMessagesNameFlags(t *testing.T) {
 		{[]string{"--url", "127.0.0.1:8632", "counters"}, "--url 127.0.0.1:8632 has no scheme: try --url http://127.0.0.1:8632"},
 		{[]string{"--url", "localhost:8632", "counters"}, "--url localhost:8632 has no scheme: try --url http://localhost:8632"},
 		{[]string{"--url", "admin:secret@localhost:8632", "counters"}, "--url needs http:// or https:// at the start"},
+		{[]string{"--url", "http:/localhost:8632", "counters"}, "--url needs http:// or https:// at the start"},
 		{[]string{"--url", "ftp://localhost", "counters"}, "--url must start with http:// or https://"},
 		{[]string{"--url", "http://localhost:99999", "counters"}, `--url has an invalid port "99999"`},
 		{[]string{"history", "--since=-24h"}, "--since must be more than 0, such as 24h"},

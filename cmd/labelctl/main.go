@@ -246,7 +246,9 @@ func checkURL(raw string) error {
 	if raw == "" || strings.Contains(raw, "://") {
 		return nil
 	}
-	if strings.Contains(raw, "@") { // credentials: never repeated
+	lower := strings.ToLower(raw)
+	if strings.Contains(raw, "@") || strings.HasPrefix(lower, "http:") || strings.HasPrefix(lower, "https:") {
+		// Credentials are never repeated; a mangled scheme has no obvious fix.
 		return usagef("--url needs http:// or https:// at the start")
 	}
 	return usagef("--url %s has no scheme: try --url http://%s", raw, raw)
