@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -884,41 +882,16 @@ func list(msgs []string) string {
 
 // --- sim ---
 
-// checkAddr refuses a listen address that is not host:port with a numeric port, before
-// anything listens.
-func checkAddr(addr string) error {
-	_, port, err := net.SplitHostPort(addr)
-	if err == nil {
-		_, err = strconv.ParseUint(port, 10, 16)
-	}
-	if err != nil {
-		return usagef("--addr %s is not host:port, such as 127.0.0.1:8631 or :8631", addr)
-	}
-	return nil
-}
-
 func (a *app) simCommand() *cobra.Command {
-	var addr, printers, token string
-	var delay, triggerEvery time.Duration
-	var strict bool
+	var f printersim.Flags // the flags and defaults cmd/printersim has too
 	cmd := &cobra.Command{
 		Use: "sim", Short: "Run a simulated printer to try every command without one", Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			names := printersim.SplitPrinters(printers)
-			if len(names) == 0 {
-				return usagef("--printers names no printer")
+			opts, names, err := f.Options()
+			if err != nil {
+				return usageError{err}
 			}
-			if err := checkAddr(addr); err != nil {
-				return err
-			}
-			opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(delay), printersim.WithAutoTrigger(triggerEvery)}
-			if token != "" {
-				opts = append(opts, printersim.WithToken(token))
-			}
-			if strict {
-				opts = append(opts, printersim.WithRequireContentLength())
-			}
-			srv, err := printersim.Listen(addr, opts...)
+			srv, err := printersim.Listen(f.Addr, opts...)
 			if err != nil {
 				return err
 			}
@@ -932,11 +905,6 @@ func (a *app) simCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8631", "address to listen on")
-	cmd.Flags().StringVar(&printers, "printers", "line1", "comma-separated printer names")
-	cmd.Flags().StringVar(&token, "require-token", "", "bearer token the simulated printer requires")
-	cmd.Flags().DurationVar(&delay, "delay", 200*time.Millisecond, "how long an uploaded image stays PROCESSING")
-	cmd.Flags().BoolVar(&strict, "require-content-length", false, "answer 411 to chunked bodies and to POST or PUT without Content-Length, as small embedded servers do")
-	cmd.Flags().DurationVar(&triggerEvery, "trigger-every", 0, "run the line: trigger every printer that has a job selected this often (0: only on request)")
+	f.Register(cmd.Flags())
 	return cmd
 }
