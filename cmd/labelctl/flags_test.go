@@ -191,3 +191,38 @@ func TestClosestFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckUsageFirst holds the root's checks in front of a command group's own
+// PersistentPreRunE or PersistentPreRun, which cobra would otherwise run instead.
+func TestCheckUsageFirst(t *testing.T) {
+	var calls []string
+	root := &cobra.Command{Use: "root"}
+	withE := &cobra.Command{Use: "e", PersistentPreRunE: func(*cobra.Command, []string) error { calls = append(calls, "e"); return nil }}
+	plain := &cobra.Command{Use: "p", PersistentPreRun: func(*cobra.Command, []string) { calls = append(calls, "p") }}
+	leafE := &cobra.Command{Use: "x", Run: func(*cobra.Command, []string) { calls = append(calls, "run") }}
+	leafP := &cobra.Command{Use: "y", Run: func(*cobra.Command, []string) { calls = append(calls, "run") }}
+	withE.AddCommand(leafE)
+	plain.AddCommand(leafP)
+	root.AddCommand(withE, plain)
+	refuse := false
+	checkUsageFirst(root, func(*cobra.Command, []string) error {
+		calls = append(calls, "check")
+		if refuse {
+			return usagef("refused")
+		}
+		return nil
+	})
+	for _, args := range [][]string{{"e", "x"}, {"p", "y"}} {
+		calls = nil
+		root.SetArgs(args)
+		if err := root.Execute(); err != nil || strings.Join(calls, ",") != "check,"+args[0]+",run" {
+			t.Errorf("%v: %v, calls %v", args, err, calls)
+		}
+	}
+	refuse = true
+	calls = nil
+	root.SetArgs([]string{"e", "x"})
+	if err := root.Execute(); err == nil || strings.Join(calls, ",") != "check" {
+		t.Errorf("a refusal: %v, calls %v", err, calls)
+	}
+}

@@ -104,14 +104,7 @@ func (a *app) rootCommand() *cobra.Command {
 		Short:         "Drive a label printer over its HTTP control service (API v3)",
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			switch a.output {
-			case "table", "json":
-			default:
-				return usagef("-o must be table or json, not %q", a.output)
-			}
-			return checkFlags(cmd)
-		},
+		PersistentPreRunE: a.checkUsage,
 	}
 	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
@@ -138,7 +131,39 @@ func (a *app) rootCommand() *cobra.Command {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	requireSubcommand(root)
+	checkUsageFirst(root, a.checkUsage)
 	return root
+}
+
+// checkUsage refuses a bad -o and any flag value out of its range (flagcheck.go), before a
+// command opens or sends anything.
+func (a *app) checkUsage(cmd *cobra.Command, _ []string) error {
+	switch a.output {
+	case "table", "json":
+	default:
+		return usagef("-o must be table or json, not %q", a.output)
+	}
+	return checkFlags(cmd)
+}
+
+// checkUsageFirst makes check run before the PersistentPreRunE of every command group that has
+// its own: cobra runs only the nearest one, which would skip the root's.
+func checkUsageFirst(cmd *cobra.Command, check func(*cobra.Command, []string) error) {
+	for _, sub := range cmd.Commands() {
+		checkUsageFirst(sub, check)
+		if plain := sub.PersistentPreRun; plain != nil && sub.PersistentPreRunE == nil {
+			sub.PersistentPreRun = nil
+			sub.PersistentPreRunE = func(c *cobra.Command, args []string) error { plain(c, args); return nil }
+		}
+		if own := sub.PersistentPreRunE; own != nil {
+			sub.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+				if err := check(c, args); err != nil {
+					return err
+				}
+				return own(c, args)
+			}
+		}
+	}
 }
 
 // requireSubcommand makes running a command group without a known subcommand a usage error
