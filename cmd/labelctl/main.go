@@ -100,10 +100,10 @@ func isTerminal(w io.Writer) bool {
 
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "labelctl",
-		Short:         "Drive a label printer over its HTTP control service (API v3)",
-		SilenceErrors: true,
-		SilenceUsage:  true,
+		Use:               "labelctl",
+		Short:             "Drive a label printer over its HTTP control service (API v3)",
+		SilenceErrors:     true,
+		SilenceUsage:      true,
 		PersistentPreRunE: a.checkUsage,
 	}
 	root.SetFlagErrorFunc(flagError)
