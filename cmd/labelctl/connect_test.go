@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -151,5 +152,35 @@ func TestClientCertificate(t *testing.T) {
 	r = cli(t, ctx, env, "", "--cert", client.keyFile, "--cert-key", client.certFile, "counters")
 	if r.code != 2 || strings.Contains(r.stderr, keyBody) {
 		t.Errorf("swapped files: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestVerboseAnswers holds -v to a line per attempt: a GET answered 503 and then 200 logs both
+// answers, and a refused connection logs the error in place of a status.
+func TestVerboseAnswers(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"triggers":1,"triggerBounces":0,"printedLabels":1}`)
+	}))
+	defer srv.Close()
+	r := cli(t, context.Background(), map[string]string{"LABELPRINTER_URL": srv.URL}, "", "-v", "counters").ok(t)
+	answers := regexp.MustCompile(`msg="labelprinter answer" method=GET path=/api/v3/printCounters duration=\S+ status=(\d+)`).FindAllStringSubmatch(r.stderr, -1)
+	if len(answers) != 2 || answers[0][1] != "503" || answers[1][1] != "200" {
+		t.Errorf("answers %q in\n%s", answers, r.stderr)
+	}
+	r = cli(t, context.Background(), map[string]string{"LABELPRINTER_URL": "http://127.0.0.1:1"}, "", "-v", "--timeout", "2s", "counters")
+	if r.code != 1 || !regexp.MustCompile(`msg="labelprinter answer" method=GET path=/api/v3/printCounters duration=\S+ error=".*refused`).MatchString(r.stderr) {
+		t.Errorf("refused connection: exit %d\n%s", r.code, r.stderr)
 	}
 }
