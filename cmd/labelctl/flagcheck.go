@@ -27,9 +27,11 @@ type valueRule struct {
 	eg string
 }
 
-// flagRules holds the range of every numeric and duration flag, by name: a name means the same
-// in every command that has it. TestUsageErrorsEveryCommand fails for a numeric flag missing
-// here.
+// flagRules holds the range of the numeric and duration flags, by name: a name means the same
+// in every command that has it. The flags of sim are checked by printersim.Flags, which
+// cmd/printersim shares, and outbox prune's --older-than and outbox run's --retry where those
+// commands are; TestUsageErrorsEveryCommand holds every numeric flag of every command to a
+// range, wherever it is checked.
 var flagRules = map[string]valueRule{
 	"timeout":             {},             // a request needs some time
 	"interval":            {},             // the SDK words its own floor
@@ -42,11 +44,7 @@ var flagRules = map[string]valueRule{
 	"print-delay":         {zeroOK: true}, // mm
 	"auto-print-gap":      {zeroOK: true}, // nm
 	"auto-print-interval": {zeroOK: true}, // nm
-	"delay":               {zeroOK: true}, // sim: images ready at once
-	"trigger-every":       {zeroOK: true}, // sim: only on request
 	"expire-after":        {},             // outbox: 0 would be the default, unasked
-	"older-than":          {zeroOK: true}, // outbox prune: every finished entry
-	"retry":               {},             // outbox run: a wait between tries
 }
 
 // checkFlags applies flagRules to the flags of cmd that were given, so a mistake exits 2 naming
