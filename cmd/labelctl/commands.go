@@ -806,16 +806,21 @@ const maxChartBuckets = 100_000
 
 // fillBuckets returns buckets with a zero bucket in each gap of step or more, as the printer
 // leaves empty buckets out. A gap within half a step is not filled, so a 25-hour day across a
-// clock change is not taken for two.
+// clock change is not taken for two. Buckets out of order are refused, and the result never
+// holds more than maxChartBuckets, whatever times the printer sent.
 func fillBuckets(buckets []labelprinter.Bucket, step time.Duration) ([]labelprinter.Bucket, error) {
 	span := buckets[len(buckets)-1].Start.Sub(buckets[0].Start)
-	if span < 0 || span/step > maxChartBuckets {
+	if span < 0 || span/step >= maxChartBuckets || len(buckets) > maxChartBuckets {
 		return nil, fmt.Errorf("the history spans %v in buckets of %v, too many to chart; give a shorter range or a coarser --resolution", span, step)
 	}
 	out := make([]labelprinter.Bucket, 0, int(span/step)+1)
 	for i, b := range buckets {
 		if i > 0 {
-			for t := out[len(out)-1].Start.Add(step); b.Start.Sub(t) >= step/2; t = t.Add(step) {
+			prev := out[len(out)-1].Start
+			if !b.Start.After(prev) {
+				return nil, fmt.Errorf("the printer's history buckets are out of order (%s after %s); see them with -o json", b.Start.Format(time.RFC3339), prev.Format(time.RFC3339))
+			}
+			for t := prev.Add(step); b.Start.Sub(t) >= step/2; t = t.Add(step) {
 				out = append(out, labelprinter.Bucket{Start: t})
 			}
 		}

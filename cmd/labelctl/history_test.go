@@ -16,7 +16,7 @@ import (
 
 // TestFillBuckets holds the chart's series to one point per bucket: the buckets the printer
 // leaves out come back as zero, a 25-hour day across a clock change is one day, and a span of
-// too many buckets is refused instead of built.
+// too many buckets, or buckets out of order, are refused instead of built.
 func TestFillBuckets(t *testing.T) {
 	at := func(s string) time.Time {
 		v, err := time.Parse(time.RFC3339, s)
@@ -48,6 +48,10 @@ func TestFillBuckets(t *testing.T) {
 	}
 	if _, err := fillBuckets([]labelprinter.Bucket{{Start: at("2000-01-01T00:00:00Z")}, {Start: at("2026-01-01T00:00:00Z")}}, time.Minute); err == nil {
 		t.Error("26 years of minutes were filled")
+	}
+	// A printer sending times back and forth would otherwise make each gap a fresh span.
+	if _, err := fillBuckets([]labelprinter.Bucket{{Start: at("2026-01-01T00:00:00Z")}, {Start: at("2026-03-01T00:00:00Z")}, {Start: at("2026-01-01T00:00:00Z")}, {Start: at("2026-03-01T00:00:00Z")}}, time.Minute); err == nil || !strings.Contains(err.Error(), "out of order") {
+		t.Errorf("buckets back and forth: %v", err)
 	}
 }
 
@@ -89,3 +93,40 @@ func TestHistoryChart(t *testing.T) {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// FuzzFillBuckets gives fillBuckets any times a printer could send: it never panics, never
+// returns more than maxChartBuckets, keeps every bucket it was given in order, and adds only
+// zero buckets.
+func FuzzFillBuckets(f *testing.F) {
+	f.Add(int64(1795458360), int64(120), int64(180), int64(60), uint8(0))
+	f.Add(int64(0), int64(-5), int64(1<<40), int64(1<<40), uint8(2))
+	f.Add(int64(1<<50), int64(0), int64(1), int64(86400*7), uint8(3))
+	f.Fuzz(func(t *testing.T, t0, d1, d2, d3 int64, res uint8) {
+		step, _, _ := bucketStep([]labelprinter.Resolution{labelprinter.ResolutionMinutes, labelprinter.ResolutionHours, labelprinter.ResolutionDays, labelprinter.ResolutionWeeks}[res%4])
+		in := []labelprinter.Bucket{{Start: time.Unix(t0, 0).UTC(), Count: 1}}
+		for i, d := range []int64{d1, d2, d3} {
+			in = append(in, labelprinter.Bucket{Start: in[len(in)-1].Start.Add(time.Duration(d) * time.Second), Count: int64(i + 2)})
+		}
+		out, err := fillBuckets(in, step)
+		if err != nil {
+			return
+		}
+		if len(out) > maxChartBuckets {
+			t.Fatalf("%d buckets", len(out))
+		}
+		next := 0
+		for i, b := range out {
+			if i > 0 && !b.Start.After(out[i-1].Start) {
+				t.Fatalf("bucket %d at %v, after %v", i, b.Start, out[i-1].Start)
+			}
+			if next < len(in) && b == in[next] {
+				next++
+			} else if b.Count != 0 {
+				t.Fatalf("added bucket %v is not zero", b)
+			}
+		}
+		if next != len(in) {
+			t.Fatalf("kept %d of %d buckets", next, len(in))
+		}
+	})
+}
