@@ -429,6 +429,9 @@ func (a *app) imagesCommand() *cobra.Command {
 // With size the body goes out with that Content-Length; without, it goes chunked, and a
 // printer that wants a length (411) is answered with the flag to pass.
 func (a *app) putStdin(ctx context.Context, c *labelprinter.Client, name string, size int64, opts *labelprinter.ImagePutOptions) error {
+	if size == 0 {
+		size = regularFileLeft(a.stdin) // "< logo.png" tells its length; a pipe does not
+	}
 	head := make([]byte, 512)
 	n, err := io.ReadFull(a.stdin, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
@@ -453,10 +456,28 @@ func (a *app) putStdin(ctx context.Context, c *labelprinter.Client, name string,
 	switch {
 	case err == nil:
 		return a.done("uploaded image %q (%s, %d bytes)", name, ct, body.n)
-	case size == 0 && errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusLengthRequired:
+	case opts.Size == 0 && errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusLengthRequired:
 		return fmt.Errorf("%w; stdin was sent chunked, as its length is unknown: pass --size with its length in bytes", apiErr)
 	}
 	return err
+}
+
+// regularFileLeft returns the bytes left to read in r when it is a regular file (stdin
+// redirected from one), else 0.
+func regularFileLeft(r io.Reader) int64 {
+	f, ok := r.(*os.File)
+	if !ok {
+		return 0
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil || off > st.Size() {
+		return 0
+	}
+	return st.Size() - off
 }
 
 // countReader counts the bytes read through it.

@@ -75,7 +75,7 @@ func pngPipe(t *testing.T, n int64) (*os.File, func()) {
 // heap: every byte allocated during the upload, client and server together, stays far below
 // the body's size, so labelctl never holds stdin. With --size the body goes out with that
 // Content-Length; without, chunked, and a printer that refuses chunked bodies gets an answer
-// that names --size.
+// that names --size. Stdin redirected from a file goes with the file's length.
 func TestUploadStdinStreams(t *testing.T) {
 	const size = 64 << 20
 	const pngSig = 8
@@ -134,6 +134,30 @@ func TestUploadStdinStreams(t *testing.T) {
 		want := "labelctl: PUT /api/v3/images/logo: 411 Length Required: chunked request bodies are not supported; stdin was sent chunked, as its length is unknown: pass --size with its length in bytes\n"
 		if code != 1 || errOut.String() != want || out.String() != "" {
 			t.Errorf("exit %d, stdout %q, stderr %q; want 1, %q", code, out.String(), errOut.String(), want)
+		}
+	})
+
+	t.Run("stdin from a file", func(t *testing.T) {
+		// "< logo.png": a regular file tells its length, so even a printer that refuses
+		// chunked bodies takes it without --size.
+		strict := &uploadSink{requireLength: true}
+		srv := httptest.NewServer(strict)
+		defer srv.Close()
+		img := pngBytes(t, 40, 30)
+		f, err := os.Open(writeFile(t, "logo.png", img))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var out, errOut syncBuffer
+		code := run(context.Background(), []string{"images", "put", "logo", "-"}, f, &out, &errOut, func(k string) string {
+			return map[string]string{"LABELPRINTER_URL": srv.URL}[k]
+		})
+		strict.mu.Lock()
+		received, length := strict.received, strict.length
+		strict.mu.Unlock()
+		if code != 0 || received != int64(len(img)) || length != int64(len(img)) {
+			t.Errorf("exit %d (%s); received %d bytes with Content-Length %d, want %d", code, errOut.String(), received, length, len(img))
 		}
 	})
 
