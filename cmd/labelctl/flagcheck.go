@@ -227,7 +227,7 @@ var sdkWords = []struct{ sdk, flag string }{
 	{"base URL", "--url"},
 	{"printer name", "--printer"},
 	{"unknown resolution", "unknown --resolution"},
-	{"token", "--token"},
+	{"token contains", "--token (or LABELPRINTER_TOKEN) contains"},
 }
 
 var (

@@ -162,6 +162,7 @@ func TestUsageMessagesNameFlags(t *testing.T) {
 		{[]string{"sim", "--addr", "8633"}, `--addr must be host:port, such as 127.0.0.1:8631, not "8633"`},
 		{[]string{"sim", "--addr", "localhost:http"}, `--addr needs a port number from 0 to 65535 after the colon, not "http"`},
 		{[]string{"images", "put", "x", "logo.png", "--size", "10"}, "--size is for stdin (-); a file's size is read from the file"},
+		{[]string{"--token", "a\nb", "counters"}, "--token (or LABELPRINTER_TOKEN) contains characters not allowed in a header"},
 		{[]string{"--cert", "c.pem", "counters"}, "--cert needs --cert-key (or LABELPRINTER_KEY), the file with its private key"},
 		{[]string{"--cert-key", "k.pem", "counters"}, "--cert-key needs --cert (or LABELPRINTER_CERT), the file with the client certificate"},
 	} {
