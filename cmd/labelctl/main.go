@@ -113,7 +113,7 @@ func (a *app) rootCommand() *cobra.Command {
 	pf.StringVar(&a.certKey, "cert-key", a.env("LABELPRINTER_KEY"), "PEM file with the private key of --cert (env LABELPRINTER_KEY)")
 	pf.DurationVar(&a.timeout, "timeout", 30*time.Second, "time limit of each request, retries included")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
-	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log each request and retry on stderr (never credentials)")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log each request and each answer (status, duration) on stderr (never credentials)")
 	_ = root.RegisterFlagCompletionFunc("printer", a.completePrinters)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
