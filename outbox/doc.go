@@ -11,9 +11,21 @@
 // concurrent Enqueues share one commit, and only one Outbox (in any process) can have the file
 // open at a time.
 //
+// # Kinds
+//
+// An [Intent] is a print job ([KindPrintJob], the zero value), a deselect of every job
+// ([KindDeselect], the empty printJob body) or a trigger ([KindTrigger], which needs a named
+// printer). Entries of every kind share their printer's queue, so "select this job, then
+// trigger" goes out in that order.
+//
+// # Hearing of changes
+//
+// [WithStateChange] has the owner told of every committed change of an entry, in commit
+// order, one call at a time, without polling; [Outbox.Wait] returns once one entry is settled.
+//
 // # At most once
 //
-// An entry is committed as [Sending] before its printJob goes out. The printer's answer then
+// An entry is committed as [Sending] before its request goes out. The printer's answer then
 // makes it [Sent] (2xx), [Rejected] (4xx other than 429: sending again cannot help), [Pending]
 // again (the connection could not be made, or the printer answered 429 or 503), or [Unknown]
 // (every failure after the request may have reached the printer: a lost answer, another 5xx,
