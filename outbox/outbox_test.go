@@ -570,14 +570,104 @@ func TestPrune(t *testing.T) {
 	if !slices.Equal(ids(left), []string{"unknown", "pending"}) {
 		t.Errorf("left %v", ids(left))
 	}
-	if _, err := ob.Get("sent"); !errors.Is(err, ErrNotFound) {
+	if _, err := ob.Get("sent"); !errors.Is(err, ErrNotFound) || !errors.Is(err, ErrPruned) {
 		t.Errorf("pruned entry: %v", err)
-	}
-	if e := enqueue(t, ob, Intent{ID: "sent", Job: job("again")}); e.State != Pending {
-		t.Errorf("a pruned ID enqueued again: %s", e.State)
 	}
 	if _, err := ob.Prune(-time.Second); !isInvalid(err) {
 		t.Errorf("negative Prune: %v", err)
+	}
+}
+
+// TestPruneKeepsIDs: an ERP re-sends an order whose entry was pruned; it is not printed again
+// until ForgetIDs lets go of its ID.
+func TestPruneKeepsIDs(t *testing.T) {
+	srv, rec := startSim(t, nil)
+	ob, path := openOutbox(t, newClient(t, srv.URL))
+	running(t, ob)
+	ctx := context.Background()
+	enqueue(t, ob, Intent{ID: "order-4711/1", Printer: "line1", Job: job("order-4711/1")})
+	if e, err := ob.Wait(ctx, "order-4711/1"); err != nil || e.State != Sent {
+		t.Fatalf("%s, %v", e.State, err)
+	}
+	enqueue(t, ob, Intent{ID: "order-4711/2", Printer: "line1", Job: job("order-4711/2")})
+	if _, err := ob.Wait(ctx, "order-4711/2"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ob.Prune(0); err != nil || n != 2 {
+		t.Fatalf("Prune: %d, %v", n, err)
+	}
+	before := ob.commits.Load()
+	_, err := ob.Enqueue(ctx, Intent{ID: "order-4711/1", Printer: "line1", Job: job("order-4711/1")})
+	if !errors.Is(err, ErrPruned) || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "sent") {
+		t.Errorf("Enqueue of a pruned ID: %v", err)
+	}
+	if n := ob.commits.Load() - before; n != 0 {
+		t.Errorf("the refused Enqueue cost %d commits", n)
+	}
+	for _, f := range []func(string) error{ob.Cancel, ob.Resend} {
+		if err := f("order-4711/1"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Cancel/Resend of a pruned ID: %v", err)
+		}
+	}
+	if _, err := ob.Wait(ctx, "order-4711/1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Wait on a pruned ID: %v", err)
+	}
+	if all, _ := ob.List(); len(all) != 0 {
+		t.Errorf("List sees pruned entries: %v", ids(all))
+	}
+
+	// The IDs are in the file: they survive a restart.
+	ob.Close()
+	ob, err = Open(path, newClient(t, srv.URL), WithRetryInterval(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ob.Close() })
+	running(t, ob)
+	if _, err := ob.Enqueue(ctx, Intent{ID: "order-4711/2", Printer: "line1", Job: job("order-4711/2")}); !errors.Is(err, ErrPruned) {
+		t.Errorf("after reopening: %v", err)
+	}
+
+	if n, err := ob.ForgetIDs(time.Hour); err != nil || n != 0 {
+		t.Errorf("ForgetIDs(1h) right away: %d, %v", n, err)
+	}
+	if _, err := ob.ForgetIDs(-time.Second); !isInvalid(err) {
+		t.Errorf("negative ForgetIDs: %v", err)
+	}
+	real := ob.now
+	ob.now = func() time.Time { return real().Add(2 * time.Hour) }
+	if n, err := ob.ForgetIDs(time.Hour); err != nil || n != 2 {
+		t.Errorf("ForgetIDs(1h) two hours later: %d, %v", n, err)
+	}
+	ob.now = real
+	// Forgotten: the same ID is a new order and is sent again, as ForgetIDs says.
+	enqueue(t, ob, Intent{ID: "order-4711/1", Printer: "line1", Job: job("order-4711/1")})
+	if e, err := ob.Wait(ctx, "order-4711/1"); err != nil || e.State != Sent {
+		t.Errorf("after ForgetIDs: %s, %v", e.State, err)
+	}
+	if c := rec.counts(); c["order-4711/1"] != 2 || c["order-4711/2"] != 1 {
+		t.Errorf("printed %v", c)
+	}
+}
+
+// TestPruneFirstFormat: a file of the first format is pruned like any other and keeps the IDs.
+func TestPruneFirstFormat(t *testing.T) {
+	ob, err := Open(copyFile(t, "testdata/v1.outbox"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	if n, err := ob.Prune(0); err != nil || n != 3 { // sent, rejected, cancelled
+		t.Fatalf("Prune: %d, %v", n, err)
+	}
+	for _, id := range []string{"v1-sent", "v1-rejected", "v1-cancelled"} {
+		if _, err := ob.Enqueue(context.Background(), Intent{ID: id, Job: job(id)}); !errors.Is(err, ErrPruned) {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	left, _ := ob.List()
+	if !slices.Equal(ids(left), []string{"v1-unknown", "v1-sending", "v1-pending1", "v1-pending2", "v1-pending3"}) {
+		t.Errorf("left %v", ids(left))
 	}
 }
 
