@@ -26,13 +26,14 @@
 // # At most once
 //
 // An entry is committed as [Sending] before its request goes out. The printer's answer then
-// makes it [Sent] (2xx), [Rejected] (4xx other than 429: sending again cannot help), [Pending]
-// again (the connection could not be made, or the printer answered 429 or 503), or [Unknown]
-// (every failure after the request may have reached the printer: a lost answer, another 5xx,
-// a refused redirect). An entry found in Sending when the file is opened becomes Unknown: the
-// process died while the job was on its way. Unknown entries wait for a person, who checks the
+// makes it [Sent] (2xx), [Rejected] (4xx other than 408 and 429: sending again cannot help),
+// [Pending] again (the connection could not be made, or the printer answered 408, 429 or 503:
+// the request was not processed), or [Unknown] (every failure after the request may have
+// reached the printer: a lost answer, a 500, 502, 504 or other 5xx, a refused redirect). An
+// entry found in Sending when the file is opened becomes Unknown: the process died while the
+// request was on its way. Unknown entries wait for a person, who checks the
 // printer and calls [Outbox.Resend] or [Outbox.Cancel]; nothing leaves Unknown on its own. The
-// SDK underneath never resends a printJob that may have arrived either, so no layer duplicates
+// SDK underneath never resends a printJob or trigger that may have arrived either, so no layer duplicates
 // a print.
 //
 // # Order

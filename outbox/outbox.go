@@ -28,7 +28,7 @@ const (
 	Pending   State = "pending"   // waiting to be sent
 	Sending   State = "sending"   // committed as being sent; becomes Unknown if the process dies here
 	Sent      State = "sent"      // the printer answered 2xx
-	Rejected  State = "rejected"  // the printer answered 4xx: sending again cannot help
+	Rejected  State = "rejected"  // the printer answered 4xx (not 408 or 429): sending again cannot help
 	Unknown   State = "unknown"   // it may or may not have reached the printer; a person decides
 	Expired   State = "expired"   // not sent before its ExpireAfter
 	Cancelled State = "cancelled" // cancelled before it was sent, or dropped after Unknown
@@ -173,7 +173,7 @@ type options struct {
 
 // WithRetryInterval sets the first wait before resending a Pending entry after a failure
 // (default 1s); each further failure of the same entry doubles it, up to 1 min (or d, if d
-// is longer). A Retry-After from the printer's 429 or 503 is honoured up to that cap.
+// is longer). A Retry-After from the printer's 408, 429 or 503 is honoured up to that cap.
 func WithRetryInterval(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 {

@@ -876,3 +876,63 @@ func ids(es []Entry) []string {
 	}
 	return out
 }
+
+// TestRequestTimeoutIsRetried: 408 says the printer did not process the request, so the entry
+// goes back to Pending and is sent again, like 429 and 503; 504, from a proxy that gave up
+// waiting, leaves the outcome open.
+func TestRequestTimeoutIsRetried(t *testing.T) {
+	srv, rec := startSim(t, nil)
+	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 2, Status: 408})
+	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	enqueue(t, ob, Intent{ID: "slow", Printer: "line1", Job: job("slow")})
+	running(t, ob)
+	if e, err := ob.Wait(context.Background(), "slow"); err != nil || e.State != Sent || e.Attempts != 3 {
+		t.Errorf("slow: %s after %d attempts, %v", e.State, e.Attempts, err)
+	}
+	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/trigger", Times: 1, Status: 408})
+	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 1, Status: 504})
+	enqueue(t, ob, Intent{ID: "t", Printer: "line1", Kind: KindTrigger})
+	enqueue(t, ob, Intent{ID: "gateway", Printer: "line1", Job: job("gateway")})
+	if e, err := ob.Wait(context.Background(), "t"); err != nil || e.State != Sent || e.Attempts != 2 {
+		t.Errorf("trigger after a 408: %s after %d attempts (%s), %v", e.State, e.Attempts, e.Error, err)
+	}
+	if e, err := ob.Wait(context.Background(), "gateway"); err != nil || e.State != Unknown || e.Attempts != 1 {
+		t.Errorf("504: %s after %d attempts, %v", e.State, e.Attempts, err)
+	}
+	if c := rec.counts(); c["slow"] != 1 {
+		t.Errorf("served %v", c)
+	}
+}
+
+// outcomeServerError is an error of the kind the SDK returns for a printJob answered 500, 502
+// or 504: it matches both ErrOutcomeUnknown and ErrServer.
+type outcomeServerError struct{ status int }
+
+func (e outcomeServerError) Error() string { return fmt.Sprint("status ", e.status) }
+func (e outcomeServerError) Is(target error) bool {
+	return target == labelprinter.ErrOutcomeUnknown || target == labelprinter.ErrServer
+}
+
+func TestClassify(t *testing.T) {
+	api := func(status int) error { return &labelprinter.APIError{StatusCode: status, Method: "POST", Path: "/p"} }
+	for _, tc := range []struct {
+		err  error
+		want State
+	}{
+		{nil, Sent},
+		{api(400), Rejected}, {api(404), Rejected}, {api(409), Rejected},
+		{api(408), Pending}, {api(429), Pending}, {api(503), Pending},
+		{api(500), Unknown}, {api(502), Unknown}, {api(504), Unknown}, {api(302), Unknown},
+		{fmt.Errorf("wrapped: %w", api(408)), Pending},
+		{outcomeServerError{500}, Unknown}, {fmt.Errorf("wrapped: %w", outcomeServerError{504}), Unknown},
+		{&labelprinter.TransportError{Method: "POST", Path: "/p", MaybeSent: true, Err: errors.New("reset")}, Unknown},
+		{&labelprinter.TransportError{Method: "POST", Path: "/p", Err: errors.New("refused")}, Pending},
+		{&labelprinter.DecodeError{StatusCode: 200, Err: errors.New("bad")}, Sent},
+		{&labelprinter.RedirectError{StatusCode: 307}, Unknown},
+		{fmt.Errorf("%w: x", labelprinter.ErrInvalidArgument), Rejected},
+	} {
+		if got, _ := classify(tc.err); got != tc.want {
+			t.Errorf("classify(%v) = %s, want %s", tc.err, got, tc.want)
+		}
+	}
+}
