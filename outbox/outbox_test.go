@@ -936,3 +936,48 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// TestDrain: Drain sends what is due and returns once nothing is in flight; a printer that
+// is not there keeps its head Pending, and what is behind it, for the next run.
+func TestDrain(t *testing.T) {
+	srv, rec := startSim(t, nil)
+	rec.setDown("line2", true)
+	ob, _ := openOutbox(t, newClient(t, srv.URL), WithRetryInterval(time.Hour))
+	ctx := context.Background()
+	if err := ob.Drain(ctx); err != nil {
+		t.Fatalf("Drain of an empty outbox: %v", err)
+	}
+	for _, id := range []string{"a1", "b1", "a2", "a3", "b2"} {
+		p := map[byte]string{'a': "line1", 'b': "line2"}[id[0]]
+		enqueue(t, ob, Intent{ID: id, Printer: p, Job: job(id)})
+	}
+	if err := ob.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		state    State
+		attempts int
+	}{"a1": {Sent, 1}, "a2": {Sent, 1}, "a3": {Sent, 1}, "b1": {Pending, 1}, "b2": {Pending, 0}}
+	for id, w := range want {
+		if e, _ := ob.Get(id); e.State != w.state || e.Attempts != w.attempts {
+			t.Errorf("%s: %s after %d attempts, want %s after %d", id, e.State, e.Attempts, w.state, w.attempts)
+		}
+	}
+	// Drained: another Drain right away finds nothing due (b1 waits out its hour) and sends nothing.
+	before := srv.Sim.Requests("POST", "/api/v3/printers/{name}/printJob")
+	if err := ob.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Sim.Requests("POST", "/api/v3/printers/{name}/printJob") - before; n != 0 {
+		t.Errorf("a second Drain sent %d", n)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := ob.Drain(cancelled); !errors.Is(err, context.Canceled) {
+		t.Errorf("Drain with an ended context: %v", err)
+	}
+	//lint:ignore SA1012 a nil context on purpose
+	if err := ob.Drain(nil); !isInvalid(err) {
+		t.Errorf("nil context: %v", err)
+	}
+}
