@@ -4,12 +4,16 @@
 //	ob, err := outbox.Open("line1.outbox", client)
 //	if err != nil { ... } // outbox.ErrLocked: another process has the file
 //	defer ob.Close()
-//	go ob.Run(ctx) // delivers until ctx ends
+//	runErr := make(chan error, 1)
+//	go func() { runErr <- ob.Run(ctx) }() // delivers until ctx ends; an error is a file that cannot be written
 //	e, err := ob.Enqueue(ctx, outbox.Intent{ID: "order-4711/3", Printer: "line1", Job: job})
+//	e, err = ob.Wait(ctx, e.ID) // sent, rejected, expired, cancelled or unknown
 //
 // The file is a bbolt database: every Enqueue is committed and fsynced before it returns,
 // concurrent Enqueues share one commit, and only one Outbox (in any process) can have the file
-// open at a time.
+// open at a time. [Outbox.Drain] is Run for a batch job: it sends what is due and returns.
+// Files written before kinds and pruned IDs existed open unchanged and are marked with the
+// newer format, which older versions refuse to open rather than misread.
 //
 // # Kinds
 //
@@ -46,5 +50,7 @@
 // # Audit
 //
 // Entries in final states (Sent, Rejected, Expired, Cancelled) stay in the file, with the
-// printer's answer or the last error, until [Outbox.Prune] removes them.
+// printer's answer or the last error, until [Outbox.Prune] removes them. Prune keeps their
+// IDs, so a sender that repeats one gets [ErrPruned] and nothing is printed again, until
+// [Outbox.ForgetIDs] lets go of them.
 package outbox
