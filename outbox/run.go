@@ -147,7 +147,7 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 	}
 	o.running = true
 	if o.notify != nil {
-		o.notify.start() // Run is called with the Outbox in hand: the callback may use it
+		o.notify.start() // the owner called Run with the Outbox in hand: the callback may use it
 	}
 	runDone := make(chan struct{})
 	o.runDone = runDone

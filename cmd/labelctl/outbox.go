@@ -203,7 +203,11 @@ func (a *app) outboxCommand() *cobra.Command {
 				h = slog.NewJSONHandler(a.stdout, nil)
 			}
 			var tally drainTally
-			ob, err := open(false, c, outbox.WithLogger(slog.New(h)), outbox.WithRetryInterval(retry), outbox.WithStateChange(tally.add))
+			opts := []outbox.Option{outbox.WithLogger(slog.New(h)), outbox.WithRetryInterval(retry)}
+			if drain { // a run without end would keep every ID it ever saw
+				opts = append(opts, outbox.WithStateChange(tally.add))
+			}
+			ob, err := open(false, c, opts...)
 			if err != nil {
 				return err
 			}
