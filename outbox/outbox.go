@@ -112,7 +112,7 @@ type Entry struct {
 	Attempts int             // requests sent for it (printJob or trigger), each committed before it went out
 	Enqueued time.Time       // when Enqueue committed it; ExpireAfter counts from here
 	Updated  time.Time       // its last change of state; Prune counts from here
-	Error    string          // the last error, if any (see Outbox.Get)
+	Error    string          // the last error, if any (without the SDK's own count of dials: Attempts is the count)
 	Response json.RawMessage // the printer's answer, once Sent (nil when its body was empty)
 }
 
