@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,26 +12,35 @@ import (
 	"time"
 )
 
-// stallConn reports, once, that the client came back for more bytes after it had the response
-// headers and the first body bytes: the read that waits for a body that does not come.
-type stallConn struct {
-	net.Conn
-	seen    []byte
-	fired   bool
+// stallSignal wraps each response body and reports, once per body, that the reader came back
+// for more after the first bytes: the read that waits for a body that does not come.
+type stallSignal struct {
+	next    http.RoundTripper
 	waiting chan<- struct{}
 }
 
-func (c *stallConn) Read(p []byte) (int, error) {
-	if !c.fired {
-		if i := bytes.Index(c.seen, []byte("\r\n\r\n")); i >= 0 && len(c.seen)-i-4 >= 6 {
-			c.fired = true
-			c.waiting <- struct{}{}
-		}
+func (s stallSignal) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := s.next.RoundTrip(r)
+	if err == nil {
+		resp.Body = &stallBody{ReadCloser: resp.Body, waiting: s.waiting}
 	}
-	n, err := c.Conn.Read(p)
-	if !c.fired {
-		c.seen = append(c.seen, p[:n]...)
+	return resp, err
+}
+
+type stallBody struct {
+	io.ReadCloser
+	waiting chan<- struct{}
+	got     int
+	fired   bool
+}
+
+func (b *stallBody) Read(p []byte) (int, error) {
+	if b.got > 0 && !b.fired {
+		b.fired = true
+		b.waiting <- struct{}{}
 	}
+	n, err := b.ReadCloser.Read(p)
+	b.got += n
 	return n, err
 }
 
@@ -60,14 +66,8 @@ func TestProbesHoldWhatArrived(t *testing.T) {
 	defer releaseAll()
 	h := newHarness(t, nil)
 	waiting := make(chan struct{}, probes)
-	dial := h.e.transport.DialContext
-	h.e.transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &stallConn{Conn: conn, waiting: waiting}, nil
-	}
+	hc := h.defaultModule().hc
+	hc.Transport = stallSignal{next: hc.Transport, waiting: waiting}
 
 	runtime.GC()
 	var before runtime.MemStats
