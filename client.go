@@ -69,7 +69,9 @@ type Client struct {
 type service struct{ client *Client }
 
 // NewClient returns a Client for the printer at baseURL, "http://host[:port][/prefix]"; the
-// "/api/v3" segment is appended unless it is already there. It reads no environment variable
+// "/api/v3" segment is appended unless it is already there. A base URL ending in another
+// version ("/api/v2") is refused with ErrInvalidArgument naming it, as is a host that could
+// not be written back into a request URL. It reads no environment variable
 // (the default transport honours the standard proxy variables, as net/http's does) and
 // touches no network.
 func NewClient(baseURL string, opts ...Option) (*Client, error) {
