@@ -427,7 +427,13 @@ func (c *Client) newDecodeError(op *operation, status int, what string, body []b
 // snippet is the DecodeError sample of a body: one line of at most 256 bytes, credentials
 // removed before the cut (so none survives minus its end) and after the flattening.
 func (c *Client) snippet(b []byte) string {
-	return c.redactor.redactString(oneLine(string(c.redactor.redact(b)), 256))
+	const n = 256
+	if c.redactor != nil {
+		// Only the head is shown, so only the head (and what a credential straddling the cut
+		// may take) is searched: a body can be as large as WithMaxResponseBytes allows.
+		b = b[:min(len(b), n+c.redactor.slack)]
+	}
+	return c.redactor.redactString(oneLine(string(c.redactor.redact(b)), n))
 }
 
 // The redaction rule, the one place it lives. A server or proxy that echoes a request header
@@ -517,7 +523,8 @@ func newRedactor(secrets []string) *redactor {
 			}
 		}
 		r.creds = append(r.creds, cr)
-		r.slack = max(r.slack, maxExpansion*len(s))
+		// Bounded: a credential longer than a page still loses every run inside the cut.
+		r.slack = min(max(r.slack, maxExpansion*len(s)), maxErrorBody)
 	}
 	if len(r.creds) == 0 {
 		return nil
@@ -600,7 +607,7 @@ type span struct{ from, to int }
 func (r *redactor) find(b []byte) []span {
 	var spans []span
 	text := b
-	var from, to []int // offsets in b of each byte of text; nil while text is b
+	var from, to []int32 // offsets in b of each byte of text; nil while text is b
 	for depth := 0; ; depth++ {
 		spans = r.match(text, from, to, spans)
 		if depth == decodeDepth {
@@ -620,12 +627,12 @@ func (r *redactor) find(b []byte) []span {
 }
 
 // match appends the ranges of b (through from/to) where text holds a credential run.
-func (r *redactor) match(text []byte, from, to []int, spans []span) []span {
+func (r *redactor) match(text []byte, from, to []int32, spans []span) []span {
 	add := func(i, j int) { // text[i:j]
 		if from == nil {
 			spans = append(spans, span{i, j})
 		} else {
-			spans = append(spans, span{from[i], to[j-1]})
+			spans = append(spans, span{int(from[i]), int(to[j-1])})
 		}
 	}
 	canon := make([]byte, len(text))
@@ -662,46 +669,57 @@ func (r *redactor) match(text []byte, from, to []int, spans []span) []span {
 // HTML character references ("&#47;", "&#x2F;", "&amp;", "&quot;", "&apos;", "&lt;", "&gt;").
 // For each byte of the result, from and to give the range of text it came from. changed is
 // false when text holds no escape.
-func decodeOnce(text []byte) (out []byte, from, to []int, changed bool) {
-	if !bytes.ContainsAny(text, "\\%&") {
+func decodeOnce(text []byte) (out []byte, from, to []int32, changed bool) {
+	const special = "\\%&"
+	if !bytes.ContainsAny(text, special) {
 		return nil, nil, nil, false
 	}
 	out = make([]byte, 0, len(text))
-	from = make([]int, 0, len(text))
-	to = make([]int, 0, len(text))
-	emit := func(b []byte, i, j int) {
-		for _, c := range b {
-			out = append(out, c)
-			from = append(from, i)
-			to = append(to, j)
-		}
-	}
+	from = make([]int32, 0, len(text))
+	to = make([]int32, 0, len(text))
 	var rb [utf8.UTFMax]byte
 	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
+		// Plain bytes up to the next escape come through one for one.
+		j := bytes.IndexAny(text[i:], special)
+		if j < 0 {
+			j = len(text)
+		} else {
+			j += i
+		}
+		for k := i; k < j; k++ {
+			from = append(from, int32(k))
+			to = append(to, int32(k+1))
+		}
+		out = append(out, text[i:j]...)
+		if i = j; i == len(text) {
+			break
+		}
+		var dec []byte
+		n := 0
+		switch c := text[i]; {
 		case c == '\\' && i+1 < len(text):
-			if r, n := jsonEscape(text[i:]); n > 0 {
-				emit(rb[:utf8.EncodeRune(rb[:], r)], i, i+n)
-				i += n
-				changed = true
-				continue
+			if r, m := jsonEscape(text[i:]); m > 0 {
+				dec, n = rb[:utf8.EncodeRune(rb[:], r)], m
 			}
 		case c == '%' && i+2 < len(text) && isHex(text[i+1]) && isHex(text[i+2]):
-			emit([]byte{unhex(text[i+1])<<4 | unhex(text[i+2])}, i, i+3)
-			i += 3
-			changed = true
-			continue
+			rb[0] = unhex(text[i+1])<<4 | unhex(text[i+2])
+			dec, n = rb[:1], 3
 		case c == '&':
-			if r, n := htmlReference(text[i:]); n > 0 {
-				emit(rb[:utf8.EncodeRune(rb[:], r)], i, i+n)
-				i += n
-				changed = true
-				continue
+			if r, m := htmlReference(text[i:]); m > 0 {
+				dec, n = rb[:utf8.EncodeRune(rb[:], r)], m
 			}
 		}
-		emit(text[i:i+1], i, i+1)
-		i++
+		if n == 0 {
+			dec, n = text[i:i+1], 1
+		} else {
+			changed = true
+		}
+		for range dec {
+			from = append(from, int32(i))
+			to = append(to, int32(i+n))
+		}
+		out = append(out, dec...)
+		i += n
 	}
 	return out, from, to, changed
 }

@@ -355,3 +355,15 @@ func TestCredentialEchoes(t *testing.T) {
 func slogDebug(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+// BenchmarkRedactErrorBody: the cost an error body of 64 KiB pays for redaction, with two
+// credentials and one JSON-escaped echo in it.
+func BenchmarkRedactErrorBody(b *testing.B) {
+	r := newRedactor([]string{"abc/DEF+ghi/JKL==tail-0123456789", "pw+/9"})
+	body := strings.Repeat(`{"message":"x"}`, (maxErrorBody-64)/15) + `abc\/DEF+ghi\/JKL==tail`
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r.readCut(strings.NewReader(body), maxErrorBody)
+	}
+}
