@@ -31,6 +31,7 @@ type slowPrinter struct {
 	received int           // print requests that arrived
 	acted    chan struct{} // one send per print request acted on
 	release  chan struct{} // when non-nil, acting waits for it to be closed
+	lag      time.Duration // how long after the caller left it acts; set before the first request
 }
 
 // startSlowPrinter starts the printer; with late set it acts only after release is closed.
@@ -73,6 +74,7 @@ func (p *slowPrinter) serve(w http.ResponseWriter, r *http.Request) {
 		if p.release != nil {
 			<-p.release
 		}
+		time.Sleep(p.lag) // the print itself takes a while
 		// ...and the print happens anyway.
 		if strings.HasSuffix(r.URL.Path, "/trigger") {
 			p.mu.Lock()
@@ -164,6 +166,18 @@ func slowClient(t *testing.T, url string) *Client {
 	return c
 }
 
+// patientClient is a Client of url that makes one attempt per call and waits for every answer
+// as long as the default transport does: behind a gateway, the gateway is the one giving up.
+func patientClient(t *testing.T, url string) *Client {
+	t.Helper()
+	c, err := NewClient(url, WithRetry(RetryPolicy{MaxAttempts: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // TestConfirmTriggerSlowPrinter: a trigger the client gave up on (its answer timed out) and
 // the printer printed afterwards is never "not received": with the default Settle it is
 // TriggerUnknown, and with a Settle long enough for the printer it is TriggerPrinted.
@@ -187,13 +201,16 @@ func TestConfirmTriggerSlowPrinter(t *testing.T) {
 	})
 	t.Run("counted within Settle", func(t *testing.T) {
 		p := startSlowPrinter(t, false)
+		p.lag = 750 * time.Millisecond // three default Settles: several readings are needed
 		c := slowClient(t, p.URL)
 		// The minute is a bound for a loaded machine; the call returns once the label shows.
+		start := time.Now()
 		res, err := c.Printers.ConfirmTriggerWith(t.Context(), "line1", &ConfirmOptions{Settle: time.Minute})
 		if err != nil || res.Outcome != TriggerPrinted || !errors.Is(res.Err, ErrOutcomeUnknown) ||
 			res.After != (PrintCounters{Triggers: 1, PrintedLabels: 1}) {
 			t.Fatalf("%+v, %v", res, err)
 		}
+		t.Logf("Settle 1 min, a printer that counts 750 ms after the client gave up at 100 ms: printed, settled after %v", time.Since(start).Round(time.Millisecond))
 	})
 }
 
@@ -204,7 +221,7 @@ func TestConfirmTriggerBehindGateway(t *testing.T) {
 	for _, status := range []int{http.StatusBadGateway, http.StatusGatewayTimeout} {
 		t.Run(fmt.Sprint(status, " counted after the confirmation"), func(t *testing.T) {
 			p := startSlowPrinter(t, true)
-			c := slowClient(t, gateway(t, p.URL, status).URL)
+			c := patientClient(t, gateway(t, p.URL, status).URL)
 			res, err := c.Printers.ConfirmTrigger(t.Context(), "line1")
 			var apiErr *APIError
 			if err != nil || res.Outcome != TriggerUnknown || !errors.As(res.Err, &apiErr) || apiErr.StatusCode != status {
@@ -218,7 +235,8 @@ func TestConfirmTriggerBehindGateway(t *testing.T) {
 		})
 		t.Run(fmt.Sprint(status, " counted within Settle"), func(t *testing.T) {
 			p := startSlowPrinter(t, false)
-			c := slowClient(t, gateway(t, p.URL, status).URL)
+			p.lag = 750 * time.Millisecond
+			c := patientClient(t, gateway(t, p.URL, status).URL)
 			res, err := c.Printers.ConfirmTriggerWith(t.Context(), "line1", &ConfirmOptions{Settle: time.Minute})
 			if err != nil || res.Outcome != TriggerPrinted || !errors.Is(res.Err, ErrOutcomeUnknown) || !errors.Is(res.Err, ErrServer) {
 				t.Fatalf("%+v, %v", res, err)
@@ -268,6 +286,7 @@ func TestConfirmTriggerRefused(t *testing.T) {
 // *APIError with the status; it is sent once. 503 is "not processed", and other calls'
 // 5xx are not unknown outcomes.
 func TestPrintOnceGateway5xx(t *testing.T) {
+	t.Logf("%d print calls x (502, 504 from a gateway; 500, 503, 501 from the printer)", len(rtPrintOnce))
 	for name, call := range rtPrintOnce {
 		for _, status := range []int{http.StatusBadGateway, http.StatusGatewayTimeout} {
 			t.Run(fmt.Sprint(name, "/", status), func(t *testing.T) {

@@ -94,6 +94,7 @@ func TestCountersPartialBody(t *testing.T) {
 			t.Errorf("%s: %+v, %v", entry, pc, err)
 		}
 	}
+	t.Logf("%d partial counters answers, each a *DecodeError", len(partialCounters))
 	// Every JSON form of a number, and members in any order, still decode.
 	_, c := scriptedClient(t, `200 {"printedLabels":4.97e2,"triggerBounces":5.0,"triggers":102,"extra":null}`)
 	if pc, err := c.Printers.Counters(t.Context(), "line1"); err != nil || *pc != (PrintCounters{102, 5, 497}) {
