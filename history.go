@@ -62,21 +62,40 @@ func (h *PrintHistory) UnmarshalJSON(b []byte) error {
 		return nil // encoding/json's convention; the client refuses a null body itself
 	}
 	var w struct {
-		Time  *int64List `json:"time"`
-		Count *int64List `json:"count"`
+		Time  requiredList `json:"time"`
+		Count requiredList `json:"count"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	switch {
-	case w.Time == nil:
+	case !w.Time.set:
 		return errors.New(`the history lacks "time"`)
-	case w.Count == nil:
+	case !w.Count.set:
 		return errors.New(`the history lacks "count"`)
-	case len(*w.Time) != len(*w.Count):
-		return fmt.Errorf("the history has %d times but %d counts", len(*w.Time), len(*w.Count))
+	case len(w.Time.l) != len(w.Count.l):
+		return fmt.Errorf("the history has %d times but %d counts", len(w.Time.l), len(w.Count.l))
 	}
-	h.Time, h.Count = *w.Time, *w.Count
+	h.Time, h.Count = w.Time.l, w.Count.l
+	return nil
+}
+
+// requiredList is an int64List that must be there: set tells a missing or null member from
+// an empty array, without the allocation a pointer would cost.
+type requiredList struct {
+	l   int64List
+	set bool
+}
+
+func (r *requiredList) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*r = requiredList{} // a later null undoes an earlier array, as it would for a pointer
+		return nil
+	}
+	if err := r.l.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	r.set = true
 	return nil
 }
 
