@@ -33,8 +33,8 @@ type PrintProgress struct {
 //
 // When ctx ends first it returns the progress so far and an error that matches ctx's error
 // with errors.Is; when the counters go down, the progress up to then and ErrCountersReset.
-// Poll failures are ridden out with WatchCounters' back-off, except those that waiting cannot
-// heal, which are returned. n <= 0, a bad printer name or bad options are ErrInvalidArgument,
+// Poll failures are ridden out with WatchCounters' back-off, incomplete counters (a
+// *DecodeError) included, except those that waiting cannot heal, which are returned. n <= 0, a bad printer name or bad options are ErrInvalidArgument,
 // before anything is sent.
 //
 // The counters count labels, not jobs: labels printed by anything else on the same printer in
