@@ -572,6 +572,14 @@ func (r *redactor) readCut(body io.Reader, n int) []byte {
 	return out
 }
 
+// Redact returns s without the Client's credentials, by the rule its errors and log lines
+// follow: every run of 12 bytes of a credential (all of it when shorter), in any spelling,
+// becomes "[REDACTED]". The credentials are those of WithBearerToken, WithBasicAuth, credential
+// WithHeader headers and WithRedactedValues. It is for text you write beside the Client's
+// errors that did not pass through it, such as your transport's own errors, so that one rule
+// covers both. A Client without credentials returns s unchanged.
+func (c *Client) Redact(s string) string { return c.redactor.redactString(s) }
+
 // redactString is redact for a string.
 func (r *redactor) redactString(s string) string {
 	if r == nil || s == "" {
