@@ -1,16 +1,20 @@
 package main
 
-// redact.go holds the redaction rule of the exporter's own output (debug answers and log
-// lines): a module's credentials, and anything shaped like an Authorization value, never show,
-// even when a printer echoes them back in an error body.
+// redact.go holds what the exporter adds to the SDK's redaction rule. A module's credentials
+// are added by its prometheus/common round tripper, which the SDK cannot see, so each probe's
+// Client is given their current values (secretSource.values, via WithRedactedValues): the SDK
+// then keeps them out of its errors in every spelling, and Client.Redact keeps them out of the
+// exporter's own text (debug answers, log lines). What stays here is what no Client can know:
+// Authorization-shaped values whose credential the exporter never holds, such as an OAuth2
+// access token.
 
 import (
 	"encoding/base64"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 
+	labelprinter "github.com/labelprinter/go-labelprinter"
 	promconfig "github.com/prometheus/common/config"
 )
 
@@ -51,8 +55,7 @@ func secretsOf(hc *promconfig.HTTPClientConfig) secretSource {
 	return s
 }
 
-// values returns the credentials as they are now, longest first (so a secret that contains
-// another is replaced whole).
+// values returns the credentials as they are now, for the SDK's WithRedactedValues.
 func (s secretSource) values() []string {
 	read := func(f string) string {
 		if f == "" {
@@ -86,21 +89,20 @@ func (s secretSource) values() []string {
 		}
 		add(base64.StdEncoding.EncodeToString([]byte(user + ":" + pass)))
 	}
-	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
 }
 
 // authValue matches an Authorization value of the usual schemes, whoever's it is (an OAuth2
 // access token the exporter never sees in the clear included). A value must hold a digit, as
-// every generated token does, so prose such as "wrong bearer token" is left alone.
-var authValue = regexp.MustCompile(`(?i)\b(bearer|basic|token)(\s+|=|:\s*)[A-Za-z._~+/=-]*[0-9][A-Za-z0-9._~+/=-]*`)
+// every generated token does, so prose such as "wrong bearer token" is left alone. Backslash and
+// percent belong to the value, so a JSON-escaped ("abc\/DEF") or percent-encoded echo loses
+// all of it rather than the part before its first escape.
+var authValue = regexp.MustCompile(`(?i)\b(bearer|basic|token)(\s+|=|:\s*)[A-Za-z._~+/=%\\-]*[0-9][A-Za-z0-9._~+/=%\\-]*`)
 
 const redacted = "[REDACTED]"
 
-// redact removes secrets and Authorization-shaped values from s.
-func redact(s string, secrets []string) string {
-	for _, v := range secrets {
-		s = strings.ReplaceAll(s, v, redacted)
-	}
-	return authValue.ReplaceAllString(s, "${1}${2}"+redacted)
+// redact removes the probe Client's credentials (its rule: the module's credentials in any
+// spelling) and then Authorization-shaped values from s.
+func redact(c *labelprinter.Client, s string) string {
+	return authValue.ReplaceAllString(c.Redact(s), "${1}${2}"+redacted)
 }
