@@ -95,9 +95,10 @@ func (s secretSource) values() []string {
 // authValue matches an Authorization value of the usual schemes, whoever's it is (an OAuth2
 // access token the exporter never sees in the clear included). A value must hold a digit, as
 // every generated token does, so prose such as "wrong bearer token" is left alone. Backslash and
-// percent belong to the value, so a JSON-escaped ("abc\/DEF") or percent-encoded echo loses
-// all of it rather than the part before its first escape.
-var authValue = regexp.MustCompile(`(?i)\b(bearer|basic|token)(\s+|=|:\s*)[A-Za-z._~+/=%\\-]*[0-9][A-Za-z0-9._~+/=%\\-]*`)
+// percent belong to the value, and a space may be written "+", "%20" or "\u0020", so a
+// JSON-escaped ("abc\/DEF") or percent-encoded echo loses all of it rather than the part
+// before its first escape.
+var authValue = regexp.MustCompile(`(?i)\b(bearer|basic|token)(\s+|=|:\s*|\+|%20|\\u0020)[A-Za-z._~+/=%\\-]*[0-9][A-Za-z0-9._~+/=%\\-]*`)
 
 const redacted = "[REDACTED]"
 

@@ -141,3 +141,73 @@ func TestEchoedCredentialsNeverShow(t *testing.T) {
 	writeFile(t, dir, "token", rotated+"\n")
 	probe("bearer", rotated)
 }
+
+// TestOAuth2EchoesNeverShow: a module with OAuth2 client credentials. When the token endpoint
+// refuses and echoes the client secret (the OAuth2 library quotes its answer in the round
+// tripper's error, which reaches the debug answer straight from the transport), the secret is
+// kept out by the SDK's rule, which holds it through WithRedactedValues. When the token is
+// issued and the printer echoes the Authorization header, the access token, which the exporter
+// never holds, is kept out by the Authorization-shaped pattern, raw, JSON-escaped and
+// percent-encoded.
+func TestOAuth2EchoesNeverShow(t *testing.T) {
+	const secret = "client/secret+S3CR3T==0123456789"
+	const access = "ya29.a0AfB/zq+8Xy_0123456789-QRSTUV"
+	var refuse atomic.Bool
+	var spelling atomic.Int32
+	spellings := []func(string) string{
+		func(s string) string { return s },
+		func(s string) string { return strings.ReplaceAll(s, "/", `\/`) },
+		func(s string) string { return strings.NewReplacer("/", `\u002f`, "+", `\u002b`, " ", `\u0020`).Replace(s) },
+		url.QueryEscape,
+	}
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		_, sent, _ := r.BasicAuth()
+		if sent == "" {
+			sent = r.PostForm.Get("client_secret")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if refuse.Load() {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"invalid_client","error_description":"unknown secret ` + spellings[spelling.Load()](sent) + `"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"access_token":"` + access + `","token_type":"Bearer","expires_in":3600}`))
+	}))
+	t.Cleanup(tokens.Close)
+	printer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"message":"you sent ` + spellings[spelling.Load()](r.Header.Get("Authorization")) + `"}`))
+	}))
+	t.Cleanup(printer.Close)
+	dir := t.TempDir()
+	secretFile := writeFile(t, dir, "secret", secret)
+	cfg := writeFile(t, dir, "exporter.yml", "modules:\n  oauth:\n    allowed_targets: [127.0.0.1]\n    http_client_config:\n"+
+		"      oauth2: {client_id: exporter, client_secret_file: "+secretFile+", token_url: "+tokens.URL+"/token}\n")
+	h := fileHarness(t, cfg, nil)
+	q := "module=oauth&printer=line1&target=" + url.QueryEscape(printer.URL)
+	for _, r := range []bool{true, false} {
+		refuse.Store(r)
+		for i := range spellings {
+			spelling.Store(int32(i))
+			logsBefore := len(h.logs.String())
+			code, _, body := h.get("/probe?" + q + "&debug=true")
+			want := "you sent" // the printer's message, so the check below has text to look at
+			if r {
+				want = "unknown secret"
+			}
+			if code != http.StatusOK || !strings.Contains(body, want) {
+				t.Fatalf("refuse %v, spelling %d: %d, no %q shown, so the check proves little:\n%s", r, i, code, want, body)
+			}
+			_, metrics := h.probe(q)
+			for what, text := range map[string]string{"debug answer": body, "metrics": metrics, "log": h.logs.String()[logsBefore:]} {
+				for _, s := range []string{secret, access} {
+					if run, ok := leaked(text, s); ok {
+						t.Errorf("refuse %v, spelling %d, %s: %q shows:\n%s", r, i, what, run, text)
+					}
+				}
+			}
+		}
+	}
+}
