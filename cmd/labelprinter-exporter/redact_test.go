@@ -157,7 +157,9 @@ func TestOAuth2EchoesNeverShow(t *testing.T) {
 	spellings := []func(string) string{
 		func(s string) string { return s },
 		func(s string) string { return strings.ReplaceAll(s, "/", `\/`) },
-		func(s string) string { return strings.NewReplacer("/", `\u002f`, "+", `\u002b`, " ", `\u0020`).Replace(s) },
+		func(s string) string {
+			return strings.NewReplacer("/", `\u002f`, "+", `\u002b`, " ", `\u0020`).Replace(s)
+		},
 		url.QueryEscape,
 	}
 	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
