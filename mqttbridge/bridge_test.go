@@ -12,7 +12,7 @@ import (
 const prefix = DefaultTopicPrefix
 
 func resultTopic(p string) string { return prefix + "/" + p + "/result" }
-func cmdTopic(p, c string) string  { return prefix + "/" + p + "/cmd/" + c }
+func cmdTopic(p, c string) string { return prefix + "/" + p + "/cmd/" + c }
 
 // TestPrintJobAtMostOnce: a printJob is queued then sent; the same id again, from the same
 // or another publisher, is a duplicate and reaches the printer no second time.

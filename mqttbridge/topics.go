@@ -27,9 +27,9 @@ const (
 	cmdResend     = "resend"
 )
 
-func onlineTopic(prefix string) string           { return prefix + "/" + topicOnline }
+func onlineTopic(prefix string) string              { return prefix + "/" + topicOnline }
 func printerTopic(prefix, name, leaf string) string { return prefix + "/" + name + "/" + leaf }
-func commandFilter(prefix string) string         { return prefix + "/+/" + topicCmd + "/+" }
+func commandFilter(prefix string) string            { return prefix + "/+/" + topicCmd + "/+" }
 
 // parseCommandTopic splits <prefix>/<segment>/cmd/<command>; ok is false for any other topic.
 func parseCommandTopic(prefix, topic string) (segment, command string, ok bool) {
