@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +123,6 @@ func newMosquitto(t testing.TB, bin string) *mosquitto {
 		"max_queued_messages 10000",
 		"log_dest stderr",
 		"log_type error",
-		"pid_file " + filepath.Join(dir, "pid"),
 	}, "\n") + "\n"
 	m := &mosquitto{bin: bin, conf: writeFile(t, dir, "mosquitto.conf", conf), addr: addr}
 	m.start(t)

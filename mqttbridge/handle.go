@@ -54,6 +54,7 @@ func (b *Bridge) handle(ctx context.Context, cl *paho.Client, pb *paho.Publish) 
 	}
 	resultTopic := printerTopic(b.cfg.TopicPrefix, segment, topicResult)
 	cmd, err := parseCommand(name, pb.Payload)
+	b.log.Debug("command", "topic", pb.Topic, "id", cmd.id, "dup", pb.Duplicate(), "packet", pb.PacketID)
 	p := b.printers[segment]
 	if err == nil && p == nil {
 		err = invalidf("no printer %q on this bridge", clip(segment))

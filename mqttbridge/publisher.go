@@ -117,7 +117,9 @@ func (p *publisher) send(ctx context.Context, cm *autopaho.ConnectionManager, m 
 		if err == nil {
 			return true
 		}
-		if resp != nil && resp.ReasonCode >= 0x80 {
+		// 0x91 (identifier in use) is the broker confusing our identifier with one of its
+		// own; the next attempt takes another.
+		if resp != nil && resp.ReasonCode >= 0x80 && resp.ReasonCode != 0x91 {
 			// The broker refused it (an ACL, say): sending again cannot help.
 			p.log.Warn("the broker refused a message", "topic", m.topic, "reason", resp.ReasonCode)
 			return true
