@@ -279,18 +279,6 @@ func (w *watcher) last(topic string) *paho.Publish {
 	return nil
 }
 
-func (w *watcher) count(topic string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := 0
-	for _, p := range w.got {
-		if p.Topic == topic {
-			n++
-		}
-	}
-	return n
-}
-
 func equal(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
