@@ -369,6 +369,12 @@ func startBridge(t testing.TB, cfg Config) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runBridge(t, b)
+}
+
+// runBridge runs b until the test ends or stop is called.
+func runBridge(t testing.TB, b *Bridge) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- b.Run(ctx) }()
