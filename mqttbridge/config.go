@@ -78,8 +78,10 @@ type PrinterConfig struct {
 // ConfigError is a configuration that cannot run. Field names the offending setting in the
 // file's own terms, such as "printers[1].url".
 type ConfigError struct {
+	// Field is the setting at fault, as the file spells it; empty when the file does not parse.
 	Field string
-	Err   error
+	// Err says what is wrong with it; it never quotes a password.
+	Err error
 }
 
 // Error returns "config: <field>: <what is wrong>".

@@ -54,13 +54,13 @@ func TestNoCredentialsLeak(t *testing.T) {
 		},
 	}
 	var logs lockedBuffer
-	b, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-	if err == nil {
+	if _, err := New(cfg); err == nil {
 		t.Fatal("two printers with one URL and two http_client_configs were accepted")
 	}
 	// The same simulator under another URL is another controller, with a client of its own.
 	cfg.Printers[1].URL = strings.Replace(sim.URL, "127.0.0.1", "localhost", 1)
-	if b, err = New(cfg, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))); err != nil {
+	b, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	if err != nil {
 		t.Fatal(err)
 	}
 	r := runBridge(t, b)
