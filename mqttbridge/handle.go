@@ -115,10 +115,16 @@ func closed() chan struct{} {
 func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
 	ctl := p.ctl
 	resultTopic := p.topic(topicResult)
-	if e, err := ctl.ob.Get(cmd.id); err == nil {
+	e, err := ctl.ob.Get(cmd.id)
+	switch {
+	case errors.Is(err, outbox.ErrPruned):
+		// Settled and pruned long ago: the id is still held, so nothing is sent again.
+		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateDuplicate,
+			Current: StatePruned, Time: time.Now()})
+	case err == nil:
 		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateDuplicate,
 			Current: resultState(e.State), Time: time.Now()})
-	} else if !errors.Is(err, outbox.ErrNotFound) {
+	case !errors.Is(err, outbox.ErrNotFound):
 		// The file cannot be read: leave the command with the broker and try again later.
 		b.log.Error("reading the outbox failed", "err", err)
 		return nil

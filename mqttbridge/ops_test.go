@@ -156,3 +156,33 @@ func TestRedeliveredAfterDrop(t *testing.T) {
 		t.Fatalf("the command reached the printer %d times, want 1", n)
 	}
 }
+
+// TestPrunedIDIsDuplicate: a command whose id the outbox pruned long ago is a duplicate
+// (current "pruned"), acknowledged, and the next command goes on.
+func TestPrunedIDIsDuplicate(t *testing.T) {
+	pl := startPlant(t, "line1")
+	bk := newEmbedded(t)
+	w := watch(t, bk.URL(), prefix+"/#")
+	b, err := New(testConfig(t, bk.URL(), pl, "line1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runBridge(t, b)
+	w.waitOnline(1)
+	s := newSender(t, bk.URL())
+	s.send(cmdTopic("line1", "printJob"), printJobCmd("old"))
+	w.waitStates(resultTopic("line1"), "old", StateQueued, StateSent)
+	if n, err := b.ctls[0].ob.Prune(0); err != nil || n != 1 {
+		t.Fatalf("Prune: %d, %v", n, err)
+	}
+	s.send(cmdTopic("line1", "printJob"), printJobCmd("old"))
+	s.send(cmdTopic("line1", "printJob"), printJobCmd("new"))
+	w.waitStates(resultTopic("line1"), "old", StateQueued, StateSent, StateDuplicate)
+	w.waitStates(resultTopic("line1"), "new", StateQueued, StateSent)
+	if r := w.results(resultTopic("line1")); r[2].Current != StatePruned {
+		t.Errorf("duplicate of a pruned id: %+v", r[2])
+	}
+	if n := pl.printed("old"); n != 1 {
+		t.Errorf("old reached the printer %d times", n)
+	}
+}

@@ -18,6 +18,7 @@ const (
 	StateDuplicate = "duplicate" // the id is already held; nothing was sent
 	StateInvalid   = "invalid"   // refused; nothing was sent
 	StateDone      = "done"      // abortPrint, cancel or resend succeeded
+	StatePruned    = "pruned"    // as a duplicate's current: settled and removed from the outbox, id kept
 	StateFailed    = "failed"    // abortPrint, cancel or resend failed
 )
 
