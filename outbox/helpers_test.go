@@ -154,14 +154,14 @@ func (rec *recorder) setOnJob(f func(desc string, serve func()) bool) {
 }
 
 // received returns the descriptions of the print jobs the printer acted on, in order: every
-// one that reached it except those it answered 429 or 503 ("not now", before looking at the
-// job).
+// one that reached it except those it answered 408, 429 or 503 ("not now", before looking at
+// the job).
 func (rec *recorder) received() []string {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	var out []string
 	for _, j := range rec.jobs {
-		if j.status != http.StatusServiceUnavailable && j.status != http.StatusTooManyRequests {
+		if j.status != http.StatusServiceUnavailable && j.status != http.StatusTooManyRequests && j.status != http.StatusRequestTimeout {
 			out = append(out, j.desc)
 		}
 	}

@@ -18,9 +18,10 @@ import (
 // Unknown, so the owner hears of those too.
 //
 // The calls come from one goroutine of the outbox, one at a time, in the order the changes
-// were committed to the file, each after its commit. They begin when Run is first called (the
-// changes committed before, Open's Unknown entries among them, wait for it), so f may use the
-// *Outbox that Open returned; an outbox that never runs has them delivered by Close. Committing
+// were committed to the file, each after its commit. They begin when Run or Drain is first
+// called (the changes committed before, Open's Unknown entries among them, wait for it), so f
+// may use the *Outbox that Open returned; an outbox that never runs has them delivered by
+// Close. Committing
 // only hands a change to that goroutine, so a slow f never holds up delivery, Enqueue or Wait:
 // the changes it has not taken yet wait in memory, as many as are committed meanwhile. Close
 // returns once f has returned for every change committed before it; f must therefore return

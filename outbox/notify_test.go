@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labelprinter/go-labelprinter/printersim"
+	bolt "go.etcd.io/bbolt"
 )
 
 // changeLog collects what the WithStateChange callback is given, and notices calls that
@@ -205,6 +206,21 @@ func TestStateChangeCommitOrder(t *testing.T) {
 			for i := range 25 {
 				if _, err := ob.Enqueue(context.Background(), Intent{ID: fmt.Sprint(w, "-", i), Job: job("x")}); err != nil {
 					t.Error(err)
+				}
+			}
+		}()
+	}
+	// Writes that fail roll back the batch they joined; bbolt runs the others again in a new
+	// transaction. What a rolled-back transaction changed must never be told, and the
+	// transaction IDs the notifier orders by must stay without a gap.
+	boom := errors.New("boom")
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				if err := ob.write(func(*bolt.Tx) error { return boom }); !errors.Is(err, boom) {
+					t.Errorf("failing write: %v", err)
 				}
 			}
 		}()

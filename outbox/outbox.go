@@ -28,7 +28,7 @@ const (
 	Pending   State = "pending"   // waiting to be sent
 	Sending   State = "sending"   // committed as being sent; becomes Unknown if the process dies here
 	Sent      State = "sent"      // the printer answered 2xx
-	Rejected  State = "rejected"  // the printer answered 4xx: sending again cannot help
+	Rejected  State = "rejected"  // the printer answered 4xx (not 408 or 429): sending again cannot help
 	Unknown   State = "unknown"   // it may or may not have reached the printer; a person decides
 	Expired   State = "expired"   // not sent before its ExpireAfter
 	Cancelled State = "cancelled" // cancelled before it was sent, or dropped after Unknown
@@ -112,7 +112,7 @@ type Entry struct {
 	Attempts int             // requests sent for it (printJob or trigger), each committed before it went out
 	Enqueued time.Time       // when Enqueue committed it; ExpireAfter counts from here
 	Updated  time.Time       // its last change of state; Prune counts from here
-	Error    string          // the last error, if any (see Outbox.Get)
+	Error    string          // the last error, if any (without the SDK's own count of dials: Attempts is the count)
 	Response json.RawMessage // the printer's answer, once Sent (nil when its body was empty)
 }
 
@@ -123,6 +123,10 @@ var (
 	// ErrWrongState is returned by Cancel and Resend for an entry whose state does not allow
 	// the change; nothing is changed.
 	ErrWrongState = errors.New("outbox: the entry's state does not allow this")
+	// ErrPruned is returned by Enqueue for the ID of an entry that Prune removed: it was
+	// settled once and is not taken again. Get of such an ID matches it too, beside
+	// ErrNotFound.
+	ErrPruned = errors.New("outbox: the ID belongs to a pruned entry")
 	// ErrLocked is returned by Open when another Outbox, in this process or another, has the
 	// file open.
 	ErrLocked = errors.New("outbox: the file is in use by another outbox")
@@ -169,7 +173,7 @@ type options struct {
 
 // WithRetryInterval sets the first wait before resending a Pending entry after a failure
 // (default 1s); each further failure of the same entry doubles it, up to 1 min (or d, if d
-// is longer). A Retry-After from the printer's 429 or 503 is honoured up to that cap.
+// is longer). A Retry-After from the printer's 408, 429 or 503 is honoured up to that cap.
 func WithRetryInterval(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 {
@@ -389,7 +393,9 @@ func (o *Outbox) write(fn func(*bolt.Tx) error) error {
 }
 
 // Enqueue stores in as a Pending entry and returns it once it is committed and fsynced. An
-// ID already in the outbox returns the existing entry, whatever its state, and adds nothing.
+// ID already in the outbox returns the existing entry, whatever its state, and adds nothing;
+// the ID of an entry Prune removed adds nothing either and returns an error matching
+// ErrPruned (until ForgetIDs lets go of it).
 // The intent is checked first and a bad one wraps labelprinter.ErrInvalidArgument: the job (a
 // KindPrintJob needs a job the SDK would send, the other kinds an empty one), the printer
 // name (KindTrigger needs one), the ID and ExpireAfter. ctx is checked before the write, which
@@ -430,6 +436,8 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 	// A repeated ID is answered from a read, which costs no commit.
 	if r, err := o.lookup(in.ID); err == nil {
 		return r.entry()
+	} else if errors.Is(err, ErrPruned) {
+		return Entry{}, prunedEnqueue(in.ID, err)
 	} else if !errors.Is(err, ErrNotFound) {
 		return Entry{}, err
 	}
@@ -449,6 +457,9 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 			}
 			stored = r
 			return nil
+		}
+		if err := pruned(tx, in.ID); err != nil {
+			return err
 		}
 		seq, err := entries.NextSequence()
 		if err != nil {
@@ -471,6 +482,9 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 		o.changed(r)
 		return nil
 	})
+	if errors.Is(err, ErrPruned) {
+		return Entry{}, prunedEnqueue(in.ID, err)
+	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("outbox: enqueue %q: %w", in.ID, err)
 	}
@@ -489,7 +503,7 @@ func (o *Outbox) lookup(id string) (*record, error) {
 	err := o.db.View(func(tx *bolt.Tx) error {
 		k := tx.Bucket(bucketIDs).Get([]byte(id))
 		if k == nil {
-			return fmt.Errorf("%w: %q", ErrNotFound, id)
+			return notFound(tx, id)
 		}
 		var err error
 		r, err = decodeRecord(tx.Bucket(bucketEntries).Get(k))
@@ -498,7 +512,8 @@ func (o *Outbox) lookup(id string) (*record, error) {
 	return r, err
 }
 
-// Get returns the entry with id, or an error matching ErrNotFound.
+// Get returns the entry with id, or an error matching ErrNotFound; for the ID of a pruned
+// entry the error also matches ErrPruned and says what became of it.
 func (o *Outbox) Get(id string) (Entry, error) {
 	o.gate.RLock()
 	defer o.gate.RUnlock()
@@ -639,7 +654,7 @@ func (o *Outbox) change(id string, f func(*record) error) error {
 		entries := tx.Bucket(bucketEntries)
 		k := tx.Bucket(bucketIDs).Get([]byte(id))
 		if k == nil {
-			return fmt.Errorf("%w: %q", ErrNotFound, id)
+			return notFound(tx, id)
 		}
 		r, err := decodeRecord(entries.Get(k))
 		if err != nil {
@@ -656,56 +671,6 @@ func (o *Outbox) change(id string, f func(*record) error) error {
 		o.changed(r)
 		return entries.Put(bytes.Clone(k), b)
 	})
-}
-
-// Prune removes the entries in final states (Sent, Rejected, Expired, Cancelled) whose last
-// change is older than olderThan, and returns how many it removed. Pending, Sending and
-// Unknown entries are never removed.
-func (o *Outbox) Prune(olderThan time.Duration) (int, error) {
-	if olderThan < 0 {
-		return 0, invalid("Prune", "olderThan is negative (%v)", olderThan)
-	}
-	o.gate.RLock()
-	defer o.gate.RUnlock()
-	if o.closed {
-		return 0, errClosed
-	}
-	cutoff := o.now().Add(-olderThan)
-	var n int
-	err := o.write(func(tx *bolt.Tx) error {
-		n = 0
-		entries, ids := tx.Bucket(bucketEntries), tx.Bucket(bucketIDs)
-		var doomed [][]byte
-		var doomedIDs []string
-		err := entries.ForEach(func(k, v []byte) error {
-			r, err := decodeRecord(v)
-			if err != nil {
-				return err
-			}
-			if r.State.final() && r.Updated.Before(cutoff) {
-				doomed = append(doomed, bytes.Clone(k))
-				doomedIDs = append(doomedIDs, r.ID)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for i, k := range doomed {
-			if err := entries.Delete(k); err != nil {
-				return err
-			}
-			if err := ids.Delete([]byte(doomedIDs[i])); err != nil {
-				return err
-			}
-		}
-		n = len(doomed)
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	return n, nil
 }
 
 // Close stops a running Run (letting a request in flight settle first, as when its context

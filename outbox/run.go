@@ -113,17 +113,28 @@ type delivery struct {
 	err error // a failure of the file; the entry's own outcome is in the file
 }
 
-// Run delivers Pending entries until ctx ends or Close is called, then lets the print jobs in
+// Run delivers Pending entries until ctx ends or Close is called, then lets the requests in
 // flight settle (up to 5 s, after which they are cut off and become Unknown) and returns nil.
 // It wakes at once on Enqueue and Resend, and otherwise sleeps until the next retry or expiry
-// is due. A failure to write the file stops it with that error. Only one Run may be active at
-// a time, and it needs the Client given to Open.
-func (o *Outbox) Run(ctx context.Context) error {
+// is due. A failure to write the file stops it with that error. Only one Run (or Drain) may be
+// active at a time, and it needs the Client given to Open.
+func (o *Outbox) Run(ctx context.Context) error { return o.run(ctx, "Run", false) }
+
+// Drain is Run for a batch job: it delivers every entry that is due, one printer's entries
+// one after the other as Run does, and returns nil once no request is in flight and no entry
+// is due. An entry whose printer failed (no connection, 408, 429, 503) stays Pending, waiting
+// out its retry interval, and holds back the later entries of its printer, which stay
+// Pending too: the next Run or Drain sends them. Every entry Drain sends is settled (or
+// Pending again) when it returns. ctx, Close and a failure of the file end it as they end Run,
+// except that it returns ctx's error (or, after Close, an error) when it had not drained.
+func (o *Outbox) Drain(ctx context.Context) error { return o.run(ctx, "Drain", true) }
+
+func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 	if ctx == nil {
-		return invalid("Run", "nil context")
+		return invalid(op, "nil context")
 	}
 	if o.client == nil {
-		return invalid("Run", "the outbox was opened without a Client")
+		return invalid(op, "the outbox was opened without a Client")
 	}
 	o.mu.Lock()
 	switch {
@@ -132,11 +143,11 @@ func (o *Outbox) Run(ctx context.Context) error {
 		return errClosed
 	case o.running:
 		o.mu.Unlock()
-		return errors.New("outbox: Run is already running")
+		return fmt.Errorf("outbox: %s: Run or Drain is already running", op)
 	}
 	o.running = true
 	if o.notify != nil {
-		o.notify.start() // Run is called with the Outbox in hand: the callback may use it
+		o.notify.start() // the owner called Run with the Outbox in hand: the callback may use it
 	}
 	runDone := make(chan struct{})
 	o.runDone = runDone
@@ -168,6 +179,7 @@ func (o *Outbox) Run(ctx context.Context) error {
 		inFlight int
 		fatal    error
 		stopping bool
+		drained  bool
 	)
 	stop := func() {
 		if !stopping {
@@ -194,9 +206,19 @@ func (o *Outbox) Run(ctx context.Context) error {
 				inFlight++
 				go func(it *item) { done <- delivery{it: it, err: o.deliver(reqCtx, it)} }(it)
 			}
+			if drain && inFlight == 0 {
+				drained = true // nothing due and nothing on its way
+				stop()
+			}
 		}
 		if stopping && inFlight == 0 {
-			return fatal
+			switch {
+			case fatal != nil || !drain || drained:
+				return fatal
+			case ctx.Err() != nil:
+				return ctx.Err()
+			}
+			return errClosed
 		}
 		if !timer.Stop() {
 			select {
