@@ -206,67 +206,20 @@ func percentile(sorted []float64, p float64) float64 {
 // 4 s window at steady state; polls the polls in the window. LABELPRINTER_BENCH_ORDER=sdk-first
 // runs the sdk side first.
 func BenchmarkWatch200(b *testing.B) {
-	const (
-		sims, perSim = 4, 50
-		interval     = 500 * time.Millisecond
-		window       = 4 * time.Second
-	)
-	env := benchChild(b, sims, perSim)
+	env := benchChild(b, watchSims, watchPerSim)
 	bridge := func(b *testing.B) {
-		benchPolls(b, interval, window, env.count, func(ctx context.Context) func() {
-			cfg := Config{
-				Broker:       BrokerConfig{URL: env.broker, ClientID: "bench-watch"},
-				StateDir:     b.TempDir(),
-				PollInterval: interval,
-			}
-			for s, u := range env.sims {
-				for p := range perSim {
-					cfg.Printers = append(cfg.Printers, PrinterConfig{Name: fmt.Sprintf("s%d-p%d", s, p), URL: u, Printer: "p" + strconv.Itoa(p)})
-				}
-			}
-			br, err := New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- br.Run(ctx) }()
-			return func() {
-				if err := <-done; err != nil {
-					b.Errorf("Run: %v", err)
-				}
-			}
-		})
+		for b.Loop() {
+			cpu, polls := measurePolls(b, env.count, func(ctx context.Context) func() { return runBridgeWatch(ctx, b, env) })
+			b.ReportMetric(float64(cpu)/float64(polls), "ns/op")
+			b.ReportMetric(float64(polls), "polls")
+		}
 	}
 	sdk := func(b *testing.B) {
-		benchPolls(b, interval, window, env.count, func(ctx context.Context) func() {
-			var wg sync.WaitGroup
-			var clients []*labelprinter.Client
-			for _, u := range env.sims {
-				c, err := labelprinter.NewClient(u)
-				if err != nil {
-					b.Fatal(err)
-				}
-				clients = append(clients, c)
-				for p := range perSim {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for _, err := range c.Printers.WatchCounters(ctx, "p"+strconv.Itoa(p), &labelprinter.WatchOptions{Interval: interval}) {
-							if err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					}()
-				}
-			}
-			return func() {
-				wg.Wait()
-				for _, c := range clients {
-					c.Close()
-				}
-			}
-		})
+		for b.Loop() {
+			cpu, polls := measurePolls(b, env.count, func(ctx context.Context) func() { return runSDKWatch(ctx, b, env) })
+			b.ReportMetric(float64(cpu)/float64(polls), "ns/op")
+			b.ReportMetric(float64(polls), "polls")
+		}
 	}
 	if os.Getenv("LABELPRINTER_BENCH_ORDER") == "sdk-first" {
 		b.Run("impl=sdk", sdk)
@@ -277,28 +230,118 @@ func BenchmarkWatch200(b *testing.B) {
 	b.Run("impl=sdk", sdk)
 }
 
-// benchPolls starts the watchers (start returns a function that waits until they have
-// stopped after ctx ends), lets them settle, and measures a window.
-func benchPolls(b *testing.B, interval, window time.Duration, count func() int64, start func(ctx context.Context) (wait func())) {
-	for b.Loop() {
-		ctx, cancel := context.WithCancel(context.Background())
-		wait := start(ctx)
-		// Three intervals for every watch to connect and settle into its rhythm (and the
-		// bridge to reach its broker and publish the first retained state).
-		time.Sleep(3*interval + 200*time.Millisecond)
-		polls0, cpu0 := count(), processCPU()
-		time.Sleep(window)
-		polls1, cpu1 := count(), processCPU()
-		cancel()
-		wait()
-		polls := polls1 - polls0
-		if polls <= 0 {
-			b.Fatal("no polls in the window")
-		}
-		b.ReportMetric(float64(cpu1-cpu0)/float64(polls), "ns/op")
-		b.ReportMetric(float64(polls), "polls")
-		runtime.GC()
+// BenchmarkWatch200Interleaved is BenchmarkWatch200 with both sides in one run: each of the
+// b.N rounds measures a window of the bridge and one of the sdk, which goes first alternating
+// between rounds, so both meet the same load on a shared machine. Reported: bridge-ns/poll
+// and sdk-ns/poll over all rounds, and bridge/sdk, their ratio.
+func BenchmarkWatch200Interleaved(b *testing.B) {
+	env := benchChild(b, watchSims, watchPerSim)
+	var cpu, polls [2]int64 // 0: bridge, 1: sdk
+	sides := [2]func(ctx context.Context) func(){
+		func(ctx context.Context) func() { return runBridgeWatch(ctx, b, env) },
+		func(ctx context.Context) func() { return runSDKWatch(ctx, b, env) },
 	}
+	round := 0
+	for b.Loop() {
+		for k := range 2 {
+			side := (k + round) % 2
+			c, p := measurePolls(b, env.count, sides[side])
+			cpu[side] += c
+			polls[side] += p
+		}
+		round++
+	}
+	bridge := float64(cpu[0]) / float64(polls[0])
+	sdk := float64(cpu[1]) / float64(polls[1])
+	b.ReportMetric(bridge, "bridge-ns/poll")
+	b.ReportMetric(sdk, "sdk-ns/poll")
+	b.ReportMetric(bridge/sdk, "bridge/sdk")
+}
+
+// The printers of the CPU benchmarks: 4 simulators of 50, polled every 500 ms.
+const (
+	watchSims, watchPerSim = 4, 50
+	watchInterval          = 500 * time.Millisecond
+	watchWindow            = 4 * time.Second
+)
+
+// runBridgeWatch runs one bridge watching every printer of env until ctx ends; the function
+// it returns waits until Run has returned.
+func runBridgeWatch(ctx context.Context, b *testing.B, env benchEnv) func() {
+	cfg := Config{
+		Broker:       BrokerConfig{URL: env.broker, ClientID: "bench-watch"},
+		StateDir:     b.TempDir(),
+		PollInterval: watchInterval,
+	}
+	for s, u := range env.sims {
+		for p := range watchPerSim {
+			cfg.Printers = append(cfg.Printers, PrinterConfig{Name: fmt.Sprintf("s%d-p%d", s, p), URL: u, Printer: "p" + strconv.Itoa(p)})
+		}
+	}
+	br, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- br.Run(ctx) }()
+	return func() {
+		if err := <-done; err != nil {
+			b.Errorf("Run: %v", err)
+		}
+	}
+}
+
+// runSDKWatch runs one WatchCounters per printer of env, one Client per simulator, until ctx
+// ends; the function it returns waits until they have stopped.
+func runSDKWatch(ctx context.Context, b *testing.B, env benchEnv) func() {
+	var wg sync.WaitGroup
+	var clients []*labelprinter.Client
+	for _, u := range env.sims {
+		c, err := labelprinter.NewClient(u)
+		if err != nil {
+			b.Fatal(err)
+		}
+		clients = append(clients, c)
+		for p := range watchPerSim {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, err := range c.Printers.WatchCounters(ctx, "p"+strconv.Itoa(p), &labelprinter.WatchOptions{Interval: watchInterval}) {
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	return func() {
+		wg.Wait()
+		for _, c := range clients {
+			c.Close()
+		}
+	}
+}
+
+// measurePolls starts the watchers (start returns a function that waits until they have
+// stopped after ctx ends), lets them settle, and returns this process's CPU time and the
+// simulators' requests over a window.
+func measurePolls(b *testing.B, count func() int64, start func(ctx context.Context) (wait func())) (cpu, polls int64) {
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := start(ctx)
+	// Three intervals for every watch to connect and settle into its rhythm (and the
+	// bridge to reach its broker and publish the first retained state).
+	time.Sleep(3*watchInterval + 200*time.Millisecond)
+	polls0, cpu0 := count(), processCPU()
+	time.Sleep(watchWindow)
+	polls1, cpu1 := count(), processCPU()
+	cancel()
+	wait()
+	runtime.GC()
+	if polls1 <= polls0 {
+		b.Fatal("no polls in the window")
+	}
+	return cpu1 - cpu0, polls1 - polls0
 }
 
 // processCPU is this process's user and system CPU time in nanoseconds (children excluded).
