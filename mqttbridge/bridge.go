@@ -75,8 +75,10 @@ type Bridge struct {
 	// handleMu makes commands one at a time, in arrival order, across reconnects.
 	handleMu sync.Mutex
 	aborts   sync.WaitGroup
+	ackers   sync.WaitGroup // goroutines waiting to acknowledge a command
 
 	mu      sync.Mutex
+	lost    chan struct{} // closed when the current connection is lost
 	waiting map[entryKey]*waiter
 	replies map[entryKey]reply
 }
@@ -277,6 +279,9 @@ func (b *Bridge) Run(ctx context.Context) error {
 		// paho's default delays the Will by twice the keep-alive; the plant should know at once.
 		WillProperties: &paho.WillProperties{WillDelayInterval: &zero},
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+			b.mu.Lock()
+			b.lost = make(chan struct{})
+			b.mu.Unlock()
 			b.log.Info("connected to the broker", "url", serverURL.Redacted())
 			go b.connected(connCtx, cm)
 		},
@@ -288,7 +293,11 @@ func (b *Bridge) Run(ctx context.Context) error {
 			b.log.Warn("cannot connect to the broker", "err", err)
 		},
 		ClientConfig: paho.ClientConfig{
-			ClientID:                   b.cfg.Broker.ClientID,
+			ClientID: b.cfg.Broker.ClientID,
+			// Both say the connection is gone, before paho has shut it down (which waits for
+			// the command being handled).
+			OnClientError:              func(error) { b.connectionLost() },
+			OnServerDisconnect:         func(*paho.Disconnect) { b.connectionLost() },
 			EnableManualAcknowledgment: true,
 			SendAcksInterval:           ackInterval,
 			OnPublishReceived: []func(paho.PublishReceived) (bool, error){
@@ -329,9 +338,19 @@ func (b *Bridge) Run(ctx context.Context) error {
 	<-ctx.Done()
 	// Stop taking commands: a command not yet taken stays unacknowledged with the broker.
 	b.stopping.Store(true)
-	close(b.stopCh)
 	b.handleMu.Lock() // waits for the command being handled
 	b.handleMu.Unlock()
+	// Commands taken are acknowledged once their first result is out, which the publisher,
+	// still running, sees to; after stopGrace they are left unacknowledged (redelivered, and
+	// then duplicates).
+	acked := make(chan struct{})
+	go func() { b.ackers.Wait(); close(acked) }()
+	select {
+	case <-acked:
+	case <-time.After(stopGrace):
+	}
+	close(b.stopCh)
+	b.ackers.Wait()
 	b.aborts.Wait()
 	stopRun()
 	for _, ctl := range b.ctls {
@@ -359,6 +378,29 @@ func (b *Bridge) Run(ctx context.Context) error {
 	defer cancel()
 	_ = cm.Disconnect(dctx)
 	return nil
+}
+
+// connectionLost tells the command being handled that its connection is gone.
+func (b *Bridge) connectionLost() {
+	b.log.Debug("connection lost")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lost != nil {
+		close(b.lost)
+		b.lost = nil
+	}
+}
+
+// currentLost returns a channel closed when the current connection is lost.
+func (b *Bridge) currentLost() chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lost == nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return b.lost
 }
 
 // connected runs after every (re)connect: subscribe again, publish online and every printer's

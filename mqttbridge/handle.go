@@ -10,10 +10,11 @@ import (
 	"github.com/labelprinter/go-labelprinter/outbox"
 )
 
-// onCommand handles one PUBLISH on the command filter and acknowledges it, unless the bridge
-// is stopping (then it stays with the broker). Commands are handled one at a time, in the
-// order they arrived; MQTT 5 §4.6 and paho's acknowledgement tracker keep the acks in that
-// order too.
+// onCommand handles one PUBLISH on the command filter, unless the bridge is stopping (then it
+// stays with the broker). Commands are handled one at a time, in the order they arrived; each
+// is acknowledged once its first result is with the broker, by a goroutine of its own, so
+// paho's delivery goroutine never waits on the network. MQTT 5 §4.6 and paho's
+// acknowledgement tracker keep the acknowledgements in arrival order.
 func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publish) {
 	b.log.Debug("command received", "topic", pb.Topic, "bytes", len(pb.Payload))
 	if b.stopping.Load() {
@@ -24,9 +25,18 @@ func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publis
 	if b.stopping.Load() {
 		return
 	}
-	if b.handle(ctx, cl, pb) {
-		b.ack(cl, pb)
+	done := b.handle(ctx, pb)
+	if done == nil {
+		return
 	}
+	lost := b.currentLost()
+	b.ackers.Add(1)
+	go func() {
+		defer b.ackers.Done()
+		if b.await(cl, lost, done) {
+			b.ack(cl, pb)
+		}
+	}()
 }
 
 // ack acknowledges pb on the connection it came from, unless that connection is gone (the
@@ -40,13 +50,13 @@ func (b *Bridge) ack(cl *paho.Client, pb *paho.Publish) {
 	_ = cl.Ack(pb)
 }
 
-// handle executes one command and reports whether it may be acknowledged now; false when
-// the bridge stopped before the command's first result reached the broker, or when the
-// acknowledgement is left to an abortPrint in flight.
-func (b *Bridge) handle(ctx context.Context, cl *paho.Client, pb *paho.Publish) bool {
+// handle executes one command and returns a channel closed once the command may be
+// acknowledged: when its first result (queued, duplicate, invalid; done or failed for the
+// others) is with the broker. nil leaves the command unacknowledged, to be delivered again.
+func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 	segment, name, ok := parseCommandTopic(b.cfg.TopicPrefix, pb.Topic)
 	if !ok {
-		return true // not a command topic: nothing to do
+		return closed() // not a command topic: nothing to do
 	}
 	var rep reply
 	if pb.Properties != nil && pb.Properties.ResponseTopic != "" {
@@ -54,7 +64,7 @@ func (b *Bridge) handle(ctx context.Context, cl *paho.Client, pb *paho.Publish) 
 	}
 	resultTopic := printerTopic(b.cfg.TopicPrefix, segment, topicResult)
 	cmd, err := parseCommand(name, pb.Payload)
-	b.log.Debug("command", "topic", pb.Topic, "id", cmd.id, "dup", pb.Duplicate(), "packet", pb.PacketID)
+	b.log.Debug("command", "topic", pb.Topic, "id", cmd.id, "dup", pb.Duplicate())
 	p := b.printers[segment]
 	if err == nil && p == nil {
 		err = invalidf("no printer %q on this bridge", clip(segment))
@@ -64,14 +74,15 @@ func (b *Bridge) handle(ctx context.Context, cl *paho.Client, pb *paho.Publish) 
 	}
 	if err != nil {
 		b.log.Info("command refused", "topic", pb.Topic, "err", err)
-		return b.await(b.result(resultTopic, rep, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: err.Error()}))
+		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: err.Error()})
 	}
 	switch name {
 	case cmdPrintJob, cmdTrigger:
 		return b.enqueue(ctx, p, cmd, rep)
 	case cmdCancel, cmdResend:
-		return b.await(b.result(resultTopic, rep, b.change(p, cmd)))
+		return b.result(resultTopic, rep, b.change(p, cmd))
 	default: // abortPrint: sent at once, beside the queue
+		done := make(chan struct{})
 		b.aborts.Add(1)
 		go func() {
 			defer b.aborts.Done()
@@ -86,26 +97,31 @@ func (b *Bridge) handle(ctx context.Context, cl *paho.Client, pb *paho.Publish) 
 				res.Response = resp
 			}
 			res.Time = time.Now()
-			if b.await(b.result(resultTopic, rep, res)) {
-				b.ack(cl, pb)
-			}
+			<-b.result(resultTopic, rep, res)
+			close(done)
 		}()
-		return false
+		return done
 	}
+}
+
+func closed() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 // enqueue commits a printJob or trigger to the outbox and waits until its queued result is
 // with the broker. A known id adds nothing and is answered duplicate.
-func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply) bool {
+func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
 	ctl := p.ctl
 	resultTopic := p.topic(topicResult)
 	if e, err := ctl.ob.Get(cmd.id); err == nil {
-		return b.await(b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateDuplicate,
-			Current: resultState(e.State), Time: time.Now()}))
+		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateDuplicate,
+			Current: resultState(e.State), Time: time.Now()})
 	} else if !errors.Is(err, outbox.ErrNotFound) {
 		// The file cannot be read: leave the command with the broker and try again later.
 		b.log.Error("reading the outbox failed", "err", err)
-		return false
+		return nil
 	}
 	in := outbox.Intent{ID: cmd.id, Printer: p.remote, ExpireAfter: cmd.expireAfter}
 	switch {
@@ -124,24 +140,20 @@ func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply
 		b.replies[key] = rep
 	}
 	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		delete(b.waiting, key)
-		b.mu.Unlock()
-	}()
 	if _, err := ctl.ob.Enqueue(context.WithoutCancel(ctx), in); err != nil {
 		b.mu.Lock()
+		delete(b.waiting, key)
 		delete(b.replies, key)
 		b.mu.Unlock()
 		if errors.Is(err, labelprinter.ErrInvalidArgument) {
-			return b.await(b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateInvalid, Error: err.Error()}))
+			return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateInvalid, Error: err.Error()})
 		}
 		b.log.Error("enqueue failed; the command stays with the broker", "id", cmd.id, "err", err)
-		return false
+		return nil
 	}
 	// The outbox reports the new Pending entry to entryChanged, which publishes queued and
 	// closes w.done once the broker has it.
-	return b.await(w.done)
+	return w.done
 }
 
 // change runs cancel or resend on the entry cmd.id of p.
@@ -182,11 +194,18 @@ func (b *Bridge) result(topic string, rep reply, r Result) chan struct{} {
 	return done
 }
 
-// await waits until done is closed, or the bridge stops; true in the first case.
-func (b *Bridge) await(done chan struct{}) bool {
+// await waits until done is closed, or the bridge stops, or the connection the command came
+// on is lost; true in the first case. A command not acknowledged is delivered again on the
+// next connection, where its id makes it a duplicate. Waiting on past a lost connection would
+// hold up paho's shutdown of that connection, and so the next one.
+func (b *Bridge) await(cl *paho.Client, lost, done chan struct{}) bool {
 	select {
 	case <-done:
 		return true
+	case <-cl.Done():
+		return false
+	case <-lost:
+		return false
 	case <-b.stopCh:
 		// One last look: it may have gone out just now.
 		select {
@@ -207,6 +226,9 @@ func (b *Bridge) entryChanged(ctl *controller, e outbox.Entry) {
 	key := entryKey{ctl, e.ID}
 	b.mu.Lock()
 	w := b.waiting[key]
+	if e.State == outbox.Pending {
+		delete(b.waiting, key) // the queued result is published once
+	}
 	rep, hasRep := b.replies[key]
 	if e.State != outbox.Pending && e.State != outbox.Sending && e.State != outbox.Unknown {
 		delete(b.replies, key)
