@@ -3,7 +3,7 @@
 //
 // # Quick start
 //
-//	c, err := labelprinter.NewClient("http://printer")
+//	c, err := labelprinter.NewClient("http://printer") // requests go to http://printer/api/v3/...
 //	if err != nil { ... }
 //	defer c.Close()
 //	counters, err := c.Printers.Counters(ctx, "line1")
@@ -21,7 +21,9 @@
 // contract does not describe (labels, tables, the answers of print control) are
 // returned as json.RawMessage, empty when the printer sent no body. A documented struct that
 // arrives empty or null is a [*DecodeError] instead, since zero counters would be
-// indistinguishable from real ones. JSON is recognised by content, whatever the Content-Type.
+// indistinguishable from real ones; so are counters that lack one of the three counters or
+// hold null or a non-number there, and a history without time or count or with arrays of
+// different lengths. Image info and status stay lenient: the maker's pages are not a contract. JSON is recognised by content, whatever the Content-Type.
 // Numbers decode whether the printer writes 3, 3.0 or 3e0, and enum values the SDK does not
 // know are kept.
 //
@@ -32,7 +34,23 @@
 // [ErrUnauthorized], [ErrForbidden], [ErrConflict], [ErrRateLimited] and [ErrServer]. Bad input
 // wraps [ErrInvalidArgument] and sends nothing. A failure without a response is a
 // [*TransportError]; when the request may have reached the printer it matches
-// [ErrOutcomeUnknown]. No error, and no log line, ever contains a credential.
+// [ErrOutcomeUnknown], as does the *APIError of a printJob or trigger answered 500, 502 or
+// 504. Errors name the path that was requested, the base URL's own path included.
+//
+// APIError.Message is the reason the body gives, whoever wrote it: the "message", "error",
+// "detail" or "title" of a JSON body, the <title> of an HTML page (a proxy's error page, such
+// as nginx's "400 No required SSL certificate was sent"), the first non-empty line of a text
+// body.
+//
+// No error, no field of one and no log line holds 12 bytes in a row of a credential (all of
+// it when it is shorter): the bearer token, the basic-auth password, the value of a
+// [WithHeader] header named Authorization, Proxy-Authorization or Cookie or whose name holds
+// "auth", "token", "key", "secret", "pass" or "session". A credential a server echoes back is
+// found as written, JSON-escaped, percent-encoded or as HTML character references, and the
+// 64 KiB cut of the body is made after it is removed.
+//
+// Memory follows the bytes that arrived: a Content-Length the server declares reserves
+// nothing, and JSON bodies are capped by [WithMaxResponseBytes].
 //
 // # Retries, and what is never retried
 //
@@ -48,11 +66,17 @@
 // # Did it print?
 //
 // Accepted is not printed. [PrintersService.WatchCounters] and [PrintersService.WatchStatus]
-// poll once, well (first answer at once, then only changes, back-off while the printer is
-// down, a counter reset reported as such); [PrintersService.WaitPrinted] waits until the
-// counters show n labels since a reading; [PrintersService.ConfirmTrigger] settles a trigger
-// whose answer was lost from the counters around it. The counters are per printer, not per
-// job: a trigger can be settled only while nothing else triggers that printer (otherwise
+// poll once, well: first answer at once, then only changes, back-off while the printer is
+// down, and the first answer after failed polls even when nothing changed. A counter reset is
+// reported as such, its Delta being the new counters (the labels printed since the restart).
+// Counters and histories are complete or a [*DecodeError]: a missing, null or non-number
+// counter is never read as zero, so it is a failed poll, not a reset. [PrintersService.WaitPrinted]
+// waits until the counters show n labels since a reading. [PrintersService.ConfirmTrigger]
+// settles a trigger from the counters around it; it answers [TriggerNotReceived] only when the
+// counters did not move and the trigger provably never arrived (no connection, or a 4xx
+// answer), and [TriggerUnknown] when it may have arrived: a printer still working after a
+// timeout, or a gateway's 502/504, prints later. The counters are per printer, not per job: a
+// trigger can be settled only while nothing else triggers that printer (otherwise
 // [TriggerUnknown]), and a printJob whose answer was lost cannot be settled at all, since the
 // contract gives no way to read a selection back.
 //

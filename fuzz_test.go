@@ -44,20 +44,41 @@ func FuzzDecodeImageInfo(f *testing.F) {
 
 func FuzzDecodeCounters(f *testing.F) {
 	f.Add([]byte(`{"triggers":3,"triggerBounces":3.0,"printedLabels":3e0}`))
-	f.Add([]byte(`{"triggers":-1,"printedLabels":9223372036854775807}`))
+	f.Add([]byte(`{"triggers":-1,"triggerBounces":0,"printedLabels":9223372036854775807}`))
 	f.Add([]byte(`{"triggers":9223372036854775808}`))
 	f.Add([]byte(`{"triggers":1.5}`))
+	// Partial answers: each is an error, never zeros.
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"status":"busy"}`))
+	f.Add([]byte(`{"triggers":102}`))
+	f.Add([]byte(`{"triggers":null,"triggerBounces":5,"printedLabels":497}`))
+	f.Add([]byte(`{"triggers":"102","triggerBounces":5,"printedLabels":497}`))
+	f.Add([]byte(`{"triggers":1,"triggerBounces":2,"printedLabels":3,"triggers":null}`))
+	f.Add([]byte(`{"TRIGGERS":1,"triggerbounces":2,"PrintedLabels":3}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var pc PrintCounters
 		err := json.Unmarshal(b, &pc)
-		if err != nil {
+		if err != nil || bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 			return
 		}
-		var plain struct {
-			Triggers, TriggerBounces, PrintedLabels *float64
+		// Decoded counters were all there, as numbers, with the values encoding/json reads.
+		var raw struct {
+			Triggers, TriggerBounces, PrintedLabels *json.RawMessage
 		}
-		if json.Unmarshal(b, &plain) == nil && plain.Triggers != nil && float64(pc.Triggers) != math.Trunc(*plain.Triggers) {
-			t.Fatalf("triggers %d from %v", pc.Triggers, *plain.Triggers)
+		if err := json.Unmarshal(b, &raw); err != nil {
+			t.Fatalf("accepted %q that encoding/json rejects: %v", b, err)
+		}
+		for i, m := range []struct {
+			raw *json.RawMessage
+			got int64
+		}{{raw.Triggers, pc.Triggers}, {raw.TriggerBounces, pc.TriggerBounces}, {raw.PrintedLabels, pc.PrintedLabels}} {
+			if m.raw == nil {
+				t.Fatalf("accepted %q without counter %d", b, i)
+			}
+			fv, err := strconv.ParseFloat(string(*m.raw), 64)
+			if err != nil || float64(m.got) != math.Trunc(fv) {
+				t.Fatalf("counter %d = %d from %s (%v)", i, m.got, *m.raw, err)
+			}
 		}
 	})
 }
@@ -66,31 +87,41 @@ func FuzzDecodeHistory(f *testing.F) {
 	f.Add([]byte(`{"time":[1700000000,1700003600],"count":[5,1e1]}`))
 	f.Add([]byte(`{"time":[1,2,3],"count":[1]}`))
 	f.Add([]byte(`{"time":[ 1 , 2 ],"count":[]}`))
+	f.Add([]byte(`{"time":[],"count":[]}`))
 	f.Add([]byte(`{"time":null,"count":[1.0]}`))
 	f.Add([]byte(`{"time":["1"],"count":[1]}`))
+	// Incomplete answers: each is an error.
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"time":[1]}`))
+	f.Add([]byte(`{"count":[1]}`))
+	f.Add([]byte(`{"time":[1],"count":null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var h PrintHistory
 		err := json.Unmarshal(b, &h)
-		var ref struct{ Time, Count []float64 }
+		var ref struct{ Time, Count *[]float64 }
 		refErr := json.Unmarshal(b, &ref)
-		if err != nil {
+		if err != nil || bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 			return
 		}
-		// Whatever the scanner accepts, encoding/json reads as the same numbers.
+		// Whatever the scanner accepts, encoding/json reads as the same numbers, both arrays
+		// there and of one length.
 		if refErr != nil {
 			t.Fatalf("accepted %q that encoding/json rejects: %v", b, refErr)
 		}
-		if len(ref.Time) != len(h.Time) || len(ref.Count) != len(h.Count) {
-			t.Fatalf("lengths %d/%d, encoding/json %d/%d", len(h.Time), len(h.Count), len(ref.Time), len(ref.Count))
+		if ref.Time == nil || ref.Count == nil {
+			t.Fatalf("accepted %q without time or count", b)
+		}
+		if len(*ref.Time) != len(h.Time) || len(*ref.Count) != len(h.Count) || len(h.Time) != len(h.Count) {
+			t.Fatalf("lengths %d/%d, encoding/json %d/%d", len(h.Time), len(h.Count), len(*ref.Time), len(*ref.Count))
 		}
 		for i, v := range h.Time {
-			if float64(v) != ref.Time[i] && math.Abs(float64(v)-ref.Time[i]) > math.Abs(ref.Time[i])*1e-15 {
-				t.Fatalf("time[%d] = %d, encoding/json %v", i, v, ref.Time[i])
+			if rv := (*ref.Time)[i]; float64(v) != rv && math.Abs(float64(v)-rv) > math.Abs(rv)*1e-15 {
+				t.Fatalf("time[%d] = %d, encoding/json %v", i, v, rv)
 			}
 		}
 		buckets, err := h.Buckets()
-		if (err != nil) != (len(h.Time) != len(h.Count)) {
-			t.Fatalf("Buckets error %v for lengths %d/%d", err, len(h.Time), len(h.Count))
+		if err != nil {
+			t.Fatalf("Buckets of a decoded history: %v", err)
 		}
 		for i, bk := range buckets {
 			if bk.Count != h.Count[i] || bk.Start.Unix() != h.Time[i] {
@@ -135,14 +166,20 @@ func FuzzDecodeDictionary(f *testing.F) {
 }
 
 func FuzzErrorMessage(f *testing.F) {
-	f.Add([]byte(`{"message":"no label"}`))
-	f.Add([]byte(`{"error":"token expired"}`))
-	f.Add([]byte("line one\nline two\r\n"))
-	f.Add([]byte(`<html>oops</html>`))
-	f.Add([]byte(`{"message":"a\u0000b\u2028c"}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		m := errorMessage(b)
-		if len(m) > 512 || strings.ContainsAny(m, "\r\n\x00") || !utf8.ValidString(m) {
+	f.Add("", []byte(`{"message":"no label"}`))
+	f.Add("application/json", []byte(`{"error":"token expired"}`))
+	f.Add("application/problem+json", []byte(`{"title":"Bad","detail":"no such table"}`))
+	f.Add("", []byte("line one\nline two\r\n"))
+	f.Add("text/plain; charset=utf-8", []byte("\n \r\n  first line \t here\nsecond"))
+	f.Add("", []byte(`<html>oops</html>`))
+	f.Add("text/html", []byte(nginxMTLSPage))
+	f.Add("text/html", []byte("<TITLE lang=en>a <b>b</b> &amp;\n c</TITLE><h1>x</h1>"))
+	f.Add("text/html", []byte("<titlebar><h1>only &#x41; heading"))
+	f.Add("", []byte(`{"message":"a\u0000b\u2028c"}`))
+	f.Add("application/octet-stream", []byte("\xff\xfe binary"))
+	f.Fuzz(func(t *testing.T, contentType string, b []byte) {
+		m := errorMessage(contentType, b)
+		if len(m) > maxMessage || strings.ContainsAny(m, "\r\n\x00") || !utf8.ValidString(m) || strings.TrimSpace(m) != m || strings.Contains(m, "  ") {
 			t.Fatalf("message %q", m)
 		}
 		e := &APIError{StatusCode: 500, Method: "GET", Path: "/api/v3/x", Message: m}
@@ -195,11 +232,11 @@ func FuzzEscapeName(f *testing.F) {
 }
 
 func FuzzParseBaseURL(f *testing.F) {
-	for _, s := range []string{"http://h", "https://h:8443/api/v3", "printer.local:8080/api", "http://u:p@h/", "http://h/?x#f", "HTTP://H/a%2Fb/", "http://[fe80::1%25eth0]/", "http://"} {
+	for _, s := range []string{"http://h", "https://h:8443/api/v3", "printer.local:8080/api", "http://u:p@h/", "http://h/?x#f", "HTTP://H/a%2Fb/", "http://[fe80::1%25eth0]/", "http://", "http://h/api/v2", "http://h/API/V3", "http://[::%25\xbf]"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		base, err := parseBaseURL(raw)
+		base, path, err := parseBaseURL(raw)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidArgument) {
 				t.Fatalf("untyped error %v", err)
@@ -215,7 +252,10 @@ func FuzzParseBaseURL(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q gave unparsable base %q: %v", raw, base, err)
 		}
-		if !strings.HasSuffix(base, "/api/v3") || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if !strings.HasSuffix(base, path) || u.EscapedPath() != path+"/labels/x" {
+			t.Fatalf("%q gave base %q and path %q, which requests %q", raw, base, path, u.EscapedPath())
+		}
+		if _, ok := apiVersion(path); !ok || !strings.EqualFold(path[len(path)-len("/api/v3"):], "/api/v3") || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			t.Fatalf("%q gave base %q", raw, base)
 		}
 	})

@@ -74,6 +74,7 @@ type Bridge struct {
 	stopCh   chan struct{}
 	// handleMu makes commands one at a time, in arrival order, across reconnects.
 	handleMu sync.Mutex
+	stopped  bool // under handleMu: no command is taken any more
 	aborts   sync.WaitGroup
 	ackers   sync.WaitGroup // goroutines waiting to acknowledge a command
 
@@ -338,7 +339,9 @@ func (b *Bridge) Run(ctx context.Context) error {
 	<-ctx.Done()
 	// Stop taking commands: a command not yet taken stays unacknowledged with the broker.
 	b.stopping.Store(true)
-	b.handleMu.Lock() // waits for the command being handled
+	// Waits for the command being handled; later ones see stopping and are left alone.
+	b.handleMu.Lock()
+	b.stopped = true
 	b.handleMu.Unlock()
 	// Commands taken are acknowledged once their first result is out, which the publisher,
 	// still running, sees to; after stopGrace they are left unacknowledged (redelivered, and

@@ -4,7 +4,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"strconv"
 	"sync"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
@@ -67,65 +66,32 @@ func (b *Broker) Close() error {
 	return b.err
 }
 
-// sessionHook mends two ways in which the broker would lose or reorder the messages queued
-// for a client with a persistent session, which are the bridge's commands.
-//
-// Order: the broker resends a client's queued messages sorted by their Created time, which
-// counts whole seconds, so messages of one second would come back in any order. Here each
-// message gets a Created later than the one before. Created then runs ahead of the clock
-// while more than one message a second arrives, which only delays the broker's own cap on
-// how long a queued message may wait (a message's Message Expiry Interval is counted
-// separately and still holds).
-//
-// Loss: the broker keeps the packet identifiers of both directions in one table, so a QoS 1
-// PUBLISH from the client (a result) whose identifier equals that of a message still
-// awaiting the client's acknowledgement (a command) would delete the command from the table,
-// and it would never be sent again after a crash. Here the command is put back.
+// sessionHook keeps the messages queued for a client with a persistent session (the bridge's
+// commands) in the order they arrived. The broker resends them sorted by their Created time,
+// which counts whole seconds, so messages of one second would come back in any order. Here
+// each message gets a Created later than the one before. Created then runs ahead of the clock
+// while more than one message a second arrives, which only delays the broker's own cap on how
+// long a queued message may wait (a message's Message Expiry Interval is counted separately
+// and still holds). The broker compares the low 16 bits only, so the order holds for 65,536
+// messages in a row.
 type sessionHook struct {
 	mqtt.HookBase
-	mu      sync.Mutex
-	last    int64
-	stashed map[string]packets.Packet // client ID + packet ID -> the message put back
+	mu   sync.Mutex
+	last int64
 }
 
 // ID names the hook.
-func (h *sessionHook) ID() string { return "session-order" }
+func (h *sessionHook) ID() string { return "arrival-order" }
 
-// Provides says the hook handles OnPacketRead and OnPublish.
-func (h *sessionHook) Provides(b byte) bool { return b == mqtt.OnPublish || b == mqtt.OnPacketRead }
+// Provides says the hook handles OnPublish.
+func (h *sessionHook) Provides(b byte) bool { return b == mqtt.OnPublish }
 
-func stashKey(cl *mqtt.Client, id uint16) string { return cl.ID + "\x00" + strconv.Itoa(int(id)) }
-
-// OnPacketRead keeps the queued message that shares the identifier of a PUBLISH the client
-// sends, before the broker drops it.
-func (h *sessionHook) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
-	if pk.FixedHeader.Type != packets.Publish || pk.FixedHeader.Qos == 0 {
-		return pk, nil
-	}
-	if queued, ok := cl.State.Inflight.Get(pk.PacketID); ok && queued.FixedHeader.Type == packets.Publish {
-		h.mu.Lock()
-		if h.stashed == nil {
-			h.stashed = map[string]packets.Packet{}
-		}
-		h.stashed[stashKey(cl, pk.PacketID)] = queued
-		h.mu.Unlock()
-	}
-	return pk, nil
-}
-
-// OnPublish puts back the message OnPacketRead kept, and gives pk a Created later than every
-// earlier message's.
-func (h *sessionHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+// OnPublish gives pk a Created later than every earlier message's.
+func (h *sessionHook) OnPublish(_ *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	key := stashKey(cl, pk.PacketID)
-	if queued, ok := h.stashed[key]; ok {
-		delete(h.stashed, key)
-		cl.State.Inflight.Set(queued)
-	}
 	if h.last == 0 {
-		// The broker compares the low 16 bits of Created: start where they are 0, so 65536
-		// messages pass before they wrap around.
+		// Start where the low 16 bits are 0, so 65,536 messages pass before they wrap.
 		h.last = pk.Created | 0xffff
 	}
 	h.last = max(h.last+1, pk.Created)

@@ -38,8 +38,9 @@ type Config struct {
 	StateDir string `yaml:"state_dir"`
 	// PollInterval is the wait between two reads of counters and status (default 1s).
 	PollInterval time.Duration `yaml:"poll_interval"`
-	// Printers are the printers put on the broker.
-	Printers []PrinterConfig `yaml:"printers"`
+	// Printers are the printers put on the broker ("printers" in the file, which
+	// ParseConfig reads one by one).
+	Printers []PrinterConfig `yaml:"-"`
 }
 
 // BrokerConfig says where the broker is and how the bridge logs in.
@@ -69,14 +70,18 @@ type PrinterConfig struct {
 	Printer string `yaml:"printer"`
 	// HTTPClientConfig sets authentication, TLS and proxy for the controller, as Prometheus
 	// does for its scrape targets. Printers on one controller URL must share it.
-	HTTPClientConfig promconfig.HTTPClientConfig `yaml:"http_client_config"`
+	// ("http_client_config" in the file, which ParseConfig reads apart so that its errors
+	// name the printer.)
+	HTTPClientConfig promconfig.HTTPClientConfig `yaml:"-"`
 }
 
 // ConfigError is a configuration that cannot run. Field names the offending setting in the
 // file's own terms, such as "printers[1].url".
 type ConfigError struct {
+	// Field is the setting at fault, as the file spells it; empty when the file does not parse.
 	Field string
-	Err   error
+	// Err says what is wrong with it; it never quotes a password.
+	Err error
 }
 
 // Error returns "config: <field>: <what is wrong>".
@@ -108,9 +113,32 @@ func LoadConfig(path string) (*Config, error) {
 // ParseConfig parses and checks a YAML configuration; dir resolves relative file names.
 // Unknown fields are errors, so a misspelt setting is not silently ignored.
 func ParseConfig(b []byte, dir string) (*Config, error) {
-	var c Config
-	if err := yaml.UnmarshalStrict(b, &c); err != nil {
+	// The printers' http_client_config blocks are decoded one by one, so an error in one
+	// (the library checks them while decoding) names its printer.
+	var shadow struct {
+		Config   `yaml:",inline"`
+		Printers []struct {
+			PrinterConfig `yaml:",inline"`
+			HTTP          yaml.MapSlice `yaml:"http_client_config"`
+		} `yaml:"printers"`
+	}
+	if err := yaml.UnmarshalStrict(b, &shadow); err != nil {
 		return nil, &ConfigError{Err: fmt.Errorf("parsing YAML: %w", err)}
+	}
+	c := shadow.Config
+	c.Printers = nil
+	for i, sp := range shadow.Printers {
+		p := sp.PrinterConfig
+		if sp.HTTP != nil {
+			raw, err := yaml.Marshal(sp.HTTP)
+			if err == nil {
+				err = yaml.UnmarshalStrict(raw, &p.HTTPClientConfig)
+			}
+			if err != nil {
+				return nil, &ConfigError{Field: fmt.Sprintf("printers[%d].http_client_config", i), Err: err}
+			}
+		}
+		c.Printers = append(c.Printers, p)
 	}
 	if dir != "" {
 		c.setDirectory(dir)

@@ -148,6 +148,7 @@ func testCrashRecovery(t *testing.T, bk testBroker) {
 			return len(seen) >= commands
 		})
 	}
+	var lastStart time.Time
 	for k := range crashKills {
 		// Kill k once the printer has seen at least this many distinct jobs: spread over the
 		// run and below what the printer sees in the end, whatever the kills left unknown.
@@ -160,6 +161,7 @@ func testCrashRecovery(t *testing.T, bk testBroker) {
 		_ = child.Wait()
 		// The broker publishes the Will at once (Will Delay Interval 0).
 		eventually(t, "the Will after a kill", func() bool { return offlines() >= k+1 })
+		lastStart = time.Now()
 		child = start()
 	}
 	<-sendDone
@@ -200,6 +202,11 @@ func testCrashRecovery(t *testing.T, bk testBroker) {
 			t.Errorf("%s is sent but reached the printer %d times", id, n)
 		case e.State == outbox.Unknown:
 			unknown++
+			// Found sending by the last bridge's outbox (which no kill stopped), and
+			// published as unknown once connected.
+			if e.Updated.After(lastStart) && !contains(w.statesOf(resultTopic(printers[i%len(printers)]), id), StateUnknown) {
+				t.Errorf("%s is unknown, but no unknown result was published", id)
+			}
 		case e.State != outbox.Sent:
 			t.Errorf("%s is %s, want sent or unknown", id, e.State)
 		}

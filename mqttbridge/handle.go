@@ -22,7 +22,7 @@ func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publis
 	}
 	b.handleMu.Lock()
 	defer b.handleMu.Unlock()
-	if b.stopping.Load() {
+	if b.stopped {
 		return
 	}
 	done := b.handle(ctx, pb)

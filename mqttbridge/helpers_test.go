@@ -58,6 +58,8 @@ type plant struct {
 	srv  *printersim.Server
 	addr string
 	jobs map[string]int // description -> printJobs that reached the printer
+	// arrived is when each description's first printJob reached the printer.
+	arrived map[string]time.Time
 	// order is the descriptions in arrival order, per printJob path.
 	order map[string][]string
 	// hangUp, when set for a description, makes the printer take that printJob and drop the
@@ -73,7 +75,7 @@ func startPlant(t testing.TB, printers ...string) *plant {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := &plant{t: t, jobs: map[string]int{}, order: map[string][]string{}, hangUp: map[string]bool{}, hold: map[string]chan struct{}{},
+	pl := &plant{t: t, jobs: map[string]int{}, arrived: map[string]time.Time{}, order: map[string][]string{}, hangUp: map[string]bool{}, hold: map[string]chan struct{}{},
 		Sim: printersim.New(printersim.WithPrinters(printers...)), addr: ln.Addr().String()}
 	pl.URL = "http://" + pl.addr
 	pl.srv = printersim.Serve(ln, pl.Sim, pl.wrap)
@@ -98,6 +100,9 @@ func (pl *plant) wrap(next http.Handler) http.Handler {
 		}
 		pl.mu.Lock()
 		pl.jobs[j.Description]++
+		if _, ok := pl.arrived[j.Description]; !ok {
+			pl.arrived[j.Description] = time.Now()
+		}
 		pl.order[r.URL.Path] = append(pl.order[r.URL.Path], j.Description)
 		hang := pl.hangUp[j.Description]
 		held := pl.hold[j.Description]
@@ -279,18 +284,6 @@ func (w *watcher) last(topic string) *paho.Publish {
 	return nil
 }
 
-func (w *watcher) count(topic string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := 0
-	for _, p := range w.got {
-		if p.Topic == topic {
-			n++
-		}
-	}
-	return n
-}
-
 func equal(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
@@ -376,6 +369,12 @@ func startBridge(t testing.TB, cfg Config) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runBridge(t, b)
+}
+
+// runBridge runs b until the test ends or stop is called.
+func runBridge(t testing.TB, b *Bridge) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- b.Run(ctx) }()
