@@ -165,6 +165,9 @@ func testCrashRecovery(t *testing.T, bk testBroker) {
 		child = start()
 	}
 	<-sendDone
+	// The last bridge is connected before the markers go out (the embedded broker can lose a
+	// message published while a session is being taken over).
+	eventually(t, "the last bridge online", func() bool { return onlines() >= crashKills+1 })
 	// One last command per printer: a printer's commands go out in order, so when its
 	// marker is sent every command before it is settled.
 	for _, p := range printers {

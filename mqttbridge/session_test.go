@@ -2,6 +2,7 @@ package mqttbridge
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -25,6 +26,22 @@ func TestCommandsWhileStopped(t *testing.T) {
 			ids = append(ids, id)
 			s.send(cmdTopic("line1", "printJob"), printJobCmd(id))
 		}
+		// The embedded broker hands a message to subscribers after acknowledging it to the
+		// publisher; wait until it has, so the bridge's reconnect does not race it.
+		eventually(t, "the commands with a live subscriber", func() bool {
+			n := 0
+			for _, id := range ids {
+				w.mu.Lock()
+				for _, p := range w.got {
+					if p.Topic == cmdTopic("line1", "printJob") && strings.Contains(string(p.Payload), id) {
+						n++
+						break
+					}
+				}
+				w.mu.Unlock()
+			}
+			return n == len(ids)
+		})
 		startBridge(t, cfg)
 		for _, id := range ids {
 			w.waitStates(resultTopic("line1"), id, StateQueued, StateSent)
