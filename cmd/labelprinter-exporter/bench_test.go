@@ -21,6 +21,7 @@ import (
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/httpcreds"
 	"github.com/labelprinter/go-labelprinter/printersim"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -498,7 +499,7 @@ func BenchmarkNewSDKClient(b *testing.B) {
 		{"credentials=none", promconfig.HTTPClientConfig{}},
 		{"credentials=bearer_file", promconfig.HTTPClientConfig{Authorization: &promconfig.Authorization{Type: "Bearer", CredentialsFile: tokenFile}}},
 	} {
-		m := &module{hc: &http.Client{}, secrets: secretsOf(&c.hc)}
+		m := &module{hc: &http.Client{}, secrets: httpcreds.Of(&c.hc)}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

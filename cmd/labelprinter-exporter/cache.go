@@ -82,7 +82,7 @@ func (c *targetCache) contains(m *module, target string) bool {
 func newSDKClient(m *module, target string) (*labelprinter.Client, error) {
 	return labelprinter.NewClient(target,
 		labelprinter.WithHTTPClient(m.hc),
-		labelprinter.WithRedactedValues(m.secrets.values()...),
+		labelprinter.WithRedactedValues(m.secrets.Values()...),
 		labelprinter.WithRetry(labelprinter.RetryPolicy{MaxAttempts: 1}),
 		labelprinter.WithUserAgent("labelprinter-exporter"))
 }

@@ -25,7 +25,9 @@ import (
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/httpcreds"
 	"github.com/labelprinter/go-labelprinter/printersim"
+	promconfig "github.com/prometheus/common/config"
 )
 
 // captureServer is a loopback listener that records the Authorization header of every request
@@ -662,8 +664,8 @@ func TestRedact(t *testing.T) {
 	dir := t.TempDir()
 	user := writeFile(t, dir, "user", "opsuser\n")
 	pass := writeFile(t, dir, "pass", "pa55-word-xyz\n")
-	s := secretSource{userFile: user, passFile: pass, files: []string{pass}}
-	c, err := labelprinter.NewClient("http://printer.invalid", labelprinter.WithRedactedValues(s.values()...))
+	s := httpcreds.Of(&promconfig.HTTPClientConfig{BasicAuth: &promconfig.BasicAuth{UsernameFile: user, PasswordFile: pass}})
+	c, err := labelprinter.NewClient("http://printer.invalid", labelprinter.WithRedactedValues(s.Values()...))
 	if err != nil {
 		t.Fatal(err)
 	}
