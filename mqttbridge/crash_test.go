@@ -113,6 +113,9 @@ func testCrashRecovery(t *testing.T, bk testBroker) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// A test that fails half-way must not leave a bridge running (and holding this
+		// process's stderr) after it.
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		return cmd
 	}
 	distinct := func() int {
