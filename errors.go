@@ -742,19 +742,14 @@ func decodeOnce(text []byte) (out []byte, from, to []int32, changed bool) {
 }
 
 // jsonEscape decodes the JSON escape at the start of b and returns its rune and length, or
-// n == 0 when b does not start with one.
+// n == 0 when b does not start with one. "\b", "\f", "\n" and "\r" are left as text: no
+// header value holds those control characters, and decoding them would hide the letter of a
+// credential that follows a literal backslash ("\b%D9" for "b\xd9"). "\t" is decoded, as a
+// header value may hold a tab.
 func jsonEscape(b []byte) (r rune, n int) {
 	switch b[1] {
 	case '"', '\\', '/':
 		return rune(b[1]), 2
-	case 'b':
-		return '\b', 2
-	case 'f':
-		return '\f', 2
-	case 'n':
-		return '\n', 2
-	case 'r':
-		return '\r', 2
 	case 't':
 		return '\t', 2
 	case 'u':
