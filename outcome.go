@@ -158,6 +158,9 @@ const confirmPause = 250 * time.Millisecond
 // The counters are per printer, not per trigger: a trigger can only be settled while nothing
 // else (a product sensor, another program) triggers the same printer. Another trigger in
 // between makes the outcome TriggerUnknown, never a wrong answer.
+//
+// printer must be named, as for Trigger: the contract has no single-printer trigger, so "" is
+// an ErrInvalidArgument before anything is sent.
 func (s *PrintersService) ConfirmTrigger(ctx context.Context, printer string) (TriggerResult, error) {
 	const op = "Printers.ConfirmTrigger"
 	if ctx == nil {
