@@ -114,12 +114,9 @@ func TestExamples(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, filepath.Join(bin, tc.name), args...)
-			stdout := &lineWriter{}
+			stdout := &lineWriter{atLines: tc.interruptAt, reached: make(chan struct{})}
 			var stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = stdout, &stderr
-			if tc.interruptAt > 0 {
-				stdout.atLines, stdout.reached = tc.interruptAt, make(chan struct{})
-			}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -167,21 +164,24 @@ func (r *recorder) requests() []string {
 	return slices.Clone(r.seen)
 }
 
-// lineWriter collects a child's output and closes reached once it holds atLines lines.
+// lineWriter collects a child's output and closes reached once it holds atLines lines (when
+// atLines > 0).
 type lineWriter struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
 	atLines int
 	reached chan struct{}
+
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	closed bool
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n, err := w.buf.Write(p)
-	if w.reached != nil && bytes.Count(w.buf.Bytes(), []byte("\n")) >= w.atLines {
+	if w.atLines > 0 && !w.closed && bytes.Count(w.buf.Bytes(), []byte("\n")) >= w.atLines {
 		close(w.reached)
-		w.reached = nil
+		w.closed = true
 	}
 	return n, err
 }
