@@ -7,7 +7,7 @@
 // It has its own wire types and does not import the SDK, so it checks the SDK instead of
 // mirroring it.
 //
-//	srv, err := printersim.Start(printersim.WithPrinters("line1", "line2"))
+//	srv, err := printersim.Start(printersim.WithPrinters("line1", "line2")) // default: one printer, "line1"
 //	defer srv.Close()
 //	c, err := labelprinter.NewClient(srv.URL)
 //
@@ -15,14 +15,22 @@
 //
 //   - Errors are JSON bodies {"message": "..."} with the status a careful server would use:
 //     400 bad input, 401 missing or wrong bearer token, 404 unknown label, image, table,
-//     printer or row, 405 wrong method, 409 trigger with nothing selected, 413 body over the
-//     cap, 415 image content type outside the four the contract lists.
+//     printer, row or path, 405 wrong method, 409 trigger that printed nothing, 413 body over
+//     the cap, 415 image content type outside the four the contract lists. No request, and no
+//     sequence of requests, is answered with a 5xx unless a fault was injected for it.
+//   - Limits, each named in the message that enforces it: a body of at most 64 MiB
+//     (WithMaxBodyBytes; 413 "body over N bytes"), and copies, firstRow and rowCount from 0 to
+//     MaxCount (400 "copies must be a whole number from 0 to 2147483647, not ...").
+//   - Requests outside the contract are answered 404 (405 with Allow for a known path) and
+//     counted together (UnmatchedRequests), so probing paths costs no memory.
 //   - PUT of a label, image or table answers 204 with no body; so does DELETE (404 when unknown).
 //   - Labels and tables must be JSON objects. List operations answer a JSON object keyed by
 //     name whose values are {} (images with details=1 or true: the image info).
-//   - A table is {"columns": ["SKU", ...], "rows": [["S12-342C", ...], ...]}; cells are
-//     strings, numbers or booleans, and every row has one cell per column.
-//   - Dynamic text: in a simulation with tableName, keyColumn and key, and when a job prints
+//   - A table is {"columns": ["SKU", ...], "rows": [["S12-342C", ...], ...]}; columns have
+//     distinct, non-empty names; cells are strings, numbers, booleans or null, and every row
+//     has one cell per column.
+//   - Dynamic text: in a simulation with tableName, keyColumn and key (all three or none,
+//     none of them empty), and when a job prints
 //     a table row, every "{{Column}}" inside a string of the label is replaced with the row's
 //     cell. The simulation answers the label object with the text filled in.
 //   - Images: raw PNG, JPEG and TIFF bodies, or the JSON form {"data": base64, "intent": ...}
@@ -34,7 +42,9 @@
 //   - printJob: an empty body deselects every job. Otherwise a label must be named (labelName,
 //     labelColumn or labelData); labelColumn, keyColumn, key, firstRow, rowCount,
 //     copiesColumn and printedColumn need tableName; keyColumn and key go together; counts
-//     cannot be negative; attributes of the wrong JSON type are a 400, unknown ones are
+//     are whole numbers (see the limits above); labelName, labelColumn, tableName, keyColumn,
+//     key, copiesColumn and printedColumn, when given, cannot be empty; the columns named must
+//     exist in the table; attributes of the wrong JSON type are a 400, unknown ones are
 //     ignored. tableName with keyColumn/key selects one row; tableName without a key selects
 //     rows firstRow up to firstRow+rowCount (all remaining rows when rowCount is absent). When
 //     both labelColumn and labelName are given, the row's labelColumn cell wins and labelName
@@ -46,6 +56,14 @@
 //     job and one per row for a row range; a finished job leaves the queue, and printedColumn
 //     cells grow by one per label. With nothing selected a trigger counts in triggers and
 //     triggerBounces and answers 409.
+//   - A table job checks its table again on every trigger, since a table PUT or DELETE may
+//     have taken away what it needs since it was selected: the table, its current row, its
+//     labelColumn, copiesColumn or printedColumn, or the label its row names. Then the trigger
+//     bounces (counted in triggers and triggerBounces, 409 saying what went, and on the line
+//     PressTrigger answers false) and the job leaves the queue; the jobs behind it stay. Every
+//     check comes before any change, so each trigger is exactly one print or one bounce:
+//     triggers always equal printedLabels plus triggerBounces (FuzzRequestSequences tries
+//     to break it).
 //   - abortPrint clears the current job and the queue; it is idempotent (200 with the number
 //     of jobs removed).
 //   - History buckets the print events of the printer by MINUTES, HOURS, DAYS (default) or
@@ -98,8 +116,8 @@ type config struct {
 	autoEach time.Duration
 }
 
-// WithPrinters names the printers (default one printer, "printer1"). The single-printer paths
-// address the first one.
+// WithPrinters names the printers (default one printer, DefaultPrinter). The single-printer
+// paths address the first one.
 func WithPrinters(names ...string) Option {
 	return func(c *config) {
 		if len(names) > 0 {
@@ -153,15 +171,16 @@ type Simulator struct {
 	cfg config
 	mux *http.ServeMux
 
-	mu       sync.Mutex
-	labels   map[string]json.RawMessage
-	tables   map[string]*table
-	images   map[string]*storedImage
-	printers map[string]*printer
-	nextUID  int
-	faults   []*faultRule
-	counts   map[string]int
-	total    int
+	mu        sync.Mutex
+	labels    map[string]json.RawMessage
+	tables    map[string]*table
+	images    map[string]*storedImage
+	printers  map[string]*printer
+	nextUID   int
+	faults    []*faultRule
+	counts    map[string]int // by contract route, so bounded by the routes
+	unmatched int            // requests outside the contract, any method and path
+	total     int
 
 	// The running line of WithAutoTrigger: closed to stop it, and closed by it when stopped.
 	stopLine  chan struct{}
@@ -175,7 +194,7 @@ type Simulator struct {
 
 // New returns a Simulator with the given options.
 func New(opts ...Option) *Simulator {
-	cfg := config{printers: []string{"printer1"}, delay: 50 * time.Millisecond, clock: systemClock{}, maxBody: 64 << 20}
+	cfg := config{printers: []string{DefaultPrinter}, delay: 50 * time.Millisecond, clock: systemClock{}, maxBody: 64 << 20}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -265,11 +284,15 @@ func (s *Simulator) routes() {
 func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, pattern := s.mux.Handler(r)
 	key := pattern
-	if key == "" {
-		key = r.Method + " " + r.URL.EscapedPath()
-	}
 	s.mu.Lock()
-	s.counts[key]++
+	if key == "" {
+		// Outside the contract: one count for all, so a client probing paths (or methods)
+		// cannot grow the map; faults still match the request's own method and path.
+		s.unmatched++
+		key = r.Method + " " + r.URL.EscapedPath()
+	} else {
+		s.counts[key]++
+	}
 	s.total++
 	f := s.takeFault(key)
 	s.mu.Unlock()
@@ -330,10 +353,20 @@ func (s *Simulator) authorized(r *http.Request) bool {
 
 // Requests returns how many requests reached the simulator for route with method, faults
 // included; route is the contract's path pattern, such as "/api/v3/printers/{name}/printJob".
+// Requests outside the contract are not counted by route: see UnmatchedRequests.
 func (s *Simulator) Requests(method, route string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.counts[method+" "+route]
+}
+
+// UnmatchedRequests returns how many requests matched no route of the contract (an unknown
+// path, or a known path with a method it does not take; answered 404 or 405). They share one
+// count, whatever their method and path, so the simulator's memory does not grow with them.
+func (s *Simulator) UnmatchedRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unmatched
 }
 
 // TotalRequests returns how many requests reached the simulator.
@@ -544,6 +577,10 @@ func (s *Simulator) simulate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "tableName, keyColumn and key go together")
 		return
 	}
+	if set == 3 && (tableName == "" || keyColumn == "" || key == "") {
+		writeError(w, http.StatusBadRequest, "tableName, keyColumn and key cannot be empty")
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	label, ok := s.labels[name]
@@ -646,6 +683,14 @@ func parseTable(b []byte) (*table, error) {
 	}
 	if len(t.Columns) == 0 {
 		return nil, errors.New("table has no columns")
+	}
+	for i, c := range t.Columns {
+		if c == "" {
+			return nil, fmt.Errorf("column %d has no name", i)
+		}
+		if slices.Index(t.Columns[:i], c) >= 0 {
+			return nil, fmt.Errorf("column %q appears twice", c)
+		}
 	}
 	for i, row := range t.Rows {
 		if len(row) != len(t.Columns) {

@@ -405,12 +405,12 @@ func TestFaults(t *testing.T) {
 
 	// A reset after the request was read: the job is selected, the answer is lost.
 	s.srv.Sim.InjectFault(Fault{Method: "POST", Route: route, Times: 1, Reset: ResetAfterRead})
-	req, _ := http.NewRequest("POST", s.srv.URL+"/api/v3/printers/printer1/printJob", strings.NewReader(`{"labelName":"L"}`))
+	req, _ := http.NewRequest("POST", s.srv.URL+"/api/v3/printers/line1/printJob", strings.NewReader(`{"labelName":"L"}`))
 	if resp, err := s.client.Do(req); err == nil {
 		resp.Body.Close()
 		t.Fatal("reset after read: got a response")
 	}
-	if s.srv.Sim.QueueLength("printer1") != 1 {
+	if s.srv.Sim.QueueLength("line1") != 1 {
 		t.Error("reset after read: the job did not take effect")
 	}
 	if n := s.srv.Sim.Requests("POST", route); n != 1 {
@@ -418,14 +418,14 @@ func TestFaults(t *testing.T) {
 	}
 
 	// A reset before reading: nothing happens.
-	s.want("POST", "/api/v3/printers/printer1/printJob", "application/json", ``, 200)
+	s.want("POST", "/api/v3/printers/line1/printJob", "application/json", ``, 200)
 	s.srv.Sim.InjectFault(Fault{Method: "POST", Route: route, Times: 1, Reset: ResetBeforeRead})
-	req, _ = http.NewRequest("POST", s.srv.URL+"/api/v3/printers/printer1/printJob", strings.NewReader(`{"labelName":"L"}`))
+	req, _ = http.NewRequest("POST", s.srv.URL+"/api/v3/printers/line1/printJob", strings.NewReader(`{"labelName":"L"}`))
 	if resp, err := s.client.Do(req); err == nil {
 		resp.Body.Close()
 		t.Fatal("reset before read: got a response")
 	}
-	if s.srv.Sim.QueueLength("printer1") != 0 {
+	if s.srv.Sim.QueueLength("line1") != 0 {
 		t.Error("reset before read: the job took effect")
 	}
 

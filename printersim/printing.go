@@ -62,16 +62,38 @@ func str(p *string) string {
 	return *p
 }
 
-// count reads an optional non-negative integer attribute.
+// MaxCount is the largest copies, firstRow and rowCount a print job may give: the largest
+// signed 32-bit integer, what a printer's firmware can be expected to hold.
+const MaxCount = math.MaxInt32
+
+// count reads an optional whole-number attribute from 0 to MaxCount.
 func count(name string, p *float64) (int, error) {
 	if p == nil {
 		return 0, nil
 	}
 	v := *p
-	if v < 0 || v != math.Trunc(v) || v > math.MaxInt32 {
-		return 0, fmt.Errorf("%s must be a non-negative integer", name)
+	if v < 0 || v != math.Trunc(v) || v > MaxCount {
+		return 0, fmt.Errorf("%s must be a whole number from 0 to %d, not %s", name, MaxCount, strconv.FormatFloat(v, 'f', -1, 64))
 	}
 	return int(v), nil
+}
+
+// named reads the optional attributes that name something (a label, a table, a column or a
+// key): given, they cannot be empty, since nothing has an empty name.
+func named(req *jobRequest) error {
+	for _, a := range []struct {
+		name string
+		v    *string
+	}{
+		{"labelName", req.LabelName}, {"labelColumn", req.LabelColumn}, {"tableName", req.TableName},
+		{"keyColumn", req.KeyColumn}, {"key", req.Key}, {"copiesColumn", req.CopiesColumn},
+		{"printedColumn", req.PrintedColumn},
+	} {
+		if a.v != nil && *a.v == "" {
+			return fmt.Errorf("%s is empty: leave it out or give a name", a.name)
+		}
+	}
+	return nil
 }
 
 // printerFor returns the printer a request addresses: its {name}, or the first printer on the
@@ -138,6 +160,9 @@ func (s *Simulator) newJob(req *jobRequest) (*job, string, int, error) {
 	missing := func(format string, args ...any) (*job, string, int, error) {
 		return nil, "", http.StatusNotFound, fmt.Errorf(format, args...)
 	}
+	if err := named(req); err != nil {
+		return bad("%v", err)
+	}
 	j := &job{
 		labelName: str(req.LabelName), labelColumn: str(req.LabelColumn), table: str(req.TableName),
 		copiesColumn: str(req.CopiesColumn), printedColumn: str(req.PrintedColumn),
@@ -202,7 +227,7 @@ func (s *Simulator) newJob(req *jobRequest) (*job, string, int, error) {
 		}
 		end := len(t.Rows)
 		if req.RowCount != nil {
-			end = min(end, firstRow+rowCount)
+			end = firstRow + min(rowCount, end-firstRow)
 		}
 		for i := firstRow; i < end; i++ {
 			j.rows = append(j.rows, i)
@@ -259,7 +284,10 @@ func (s *Simulator) trigger(w http.ResponseWriter, r *http.Request) {
 
 // fire is one trigger of p, from the endpoint or from the line: it prints one label of the
 // job at the head of the queue and returns that label, or counts a bounce and returns why
-// (msg). s.mu is held.
+// (msg). A table job whose table lost what it needs since it was selected (the table, its row,
+// a column it names, or the label its row names) bounces and leaves the queue. Every check
+// comes before the first change, so a trigger counts as exactly one print or one bounce.
+// s.mu is held.
 func (s *Simulator) fire(p *printer) (label, msg string) {
 	p.counters.Triggers++
 	if len(p.queue) == 0 {
@@ -269,16 +297,13 @@ func (s *Simulator) fire(p *printer) (label, msg string) {
 	j := p.queue[0]
 	label = j.labelName
 	limit := j.copies
-	var t *table
 	if j.table != "" {
-		t = s.tables[j.table]
-		if t == nil || j.rows[j.rowPos] >= len(t.Rows) {
-			p.queue = p.queue[1:]
-			p.counters.TriggerBounces++
-			return "", "the job's table changed; job dropped"
-		}
+		t := s.tables[j.table]
 		var err error
-		if label, err = s.labelFor(j, t); err != nil {
+		if err = j.stale(t); err == nil {
+			label, err = s.labelFor(j, t)
+		}
+		if err != nil {
 			p.queue = p.queue[1:]
 			p.counters.TriggerBounces++
 			return "", err.Error() + "; job dropped"
@@ -307,6 +332,24 @@ func (s *Simulator) fire(p *printer) (label, msg string) {
 		}
 	}
 	return label, ""
+}
+
+// stale says what a table job needs from t (its table now) that t no longer has: the table,
+// the job's current row, or a column the job names. A table PUT can take any of them away
+// after the job was selected.
+func (j *job) stale(t *table) error {
+	if t == nil {
+		return fmt.Errorf("table %q is gone", j.table)
+	}
+	if row := j.rows[j.rowPos]; row >= len(t.Rows) {
+		return fmt.Errorf("table %q has no row %d any more", j.table, row)
+	}
+	for _, c := range []string{j.labelColumn, j.copiesColumn, j.printedColumn} {
+		if c != "" && t.column(c) < 0 {
+			return fmt.Errorf("table %q has no column %q any more", j.table, c)
+		}
+	}
+	return nil
 }
 
 // PressTrigger is a trigger from the line (a product sensor), not over HTTP: it has the same

@@ -694,27 +694,15 @@ func (a *app) statusCommand() *cobra.Command {
 // --- sim ---
 
 func (a *app) simCommand() *cobra.Command {
-	var addr, printers, token string
-	var delay, triggerEvery time.Duration
-	var strict bool
+	var f printersim.Flags // the flags and defaults cmd/printersim has too
 	cmd := &cobra.Command{
 		Use: "sim", Short: "Run a simulated printer to try every command without one", Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			names := printersim.SplitPrinters(printers)
-			if len(names) == 0 {
-				return usagef("--printers names no printer")
+			opts, names, err := f.Options()
+			if err != nil {
+				return usageError{err}
 			}
-			if triggerEvery < 0 {
-				return usagef("--trigger-every cannot be negative")
-			}
-			opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(delay), printersim.WithAutoTrigger(triggerEvery)}
-			if token != "" {
-				opts = append(opts, printersim.WithToken(token))
-			}
-			if strict {
-				opts = append(opts, printersim.WithRequireContentLength())
-			}
-			srv, err := printersim.Listen(addr, opts...)
+			srv, err := printersim.Listen(f.Addr, opts...)
 			if err != nil {
 				return err
 			}
@@ -728,11 +716,6 @@ func (a *app) simCommand() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8631", "address to listen on")
-	cmd.Flags().StringVar(&printers, "printers", "line1", "comma-separated printer names")
-	cmd.Flags().StringVar(&token, "require-token", "", "bearer token the simulated printer requires")
-	cmd.Flags().DurationVar(&delay, "delay", 200*time.Millisecond, "how long an uploaded image stays PROCESSING")
-	cmd.Flags().BoolVar(&strict, "require-content-length", false, "answer 411 to chunked bodies and to POST or PUT without Content-Length, as small embedded servers do")
-	cmd.Flags().DurationVar(&triggerEvery, "trigger-every", 0, "run the line: trigger every printer that has a job selected this often (0: only on request)")
+	f.Register(cmd.Flags())
 	return cmd
 }

@@ -4,6 +4,9 @@
 //	go run ./cmd/printersim -addr 127.0.0.1:8631 -printers line1,line2
 //	go run ./cmd/printersim -trigger-every 1s   # a running line: printers with a job print
 //	curl http://127.0.0.1:8631/api/v3/printers/line1/printCounters
+//
+// Its flags and defaults (printer line1 at 127.0.0.1:8631) are those of labelctl sim: both
+// register printersim.Flags. -token is kept as the older name of -require-token.
 package main
 
 import (
@@ -35,35 +38,25 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("printersim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8631", "address to listen on")
-	printers := fs.String("printers", "printer1", "comma-separated printer names; the first answers the single-printer paths")
-	token := fs.String("token", "", "bearer token every request must carry (empty: none)")
-	delay := fs.Duration("delay", 200*time.Millisecond, "how long an uploaded image stays PROCESSING")
-	strict := fs.Bool("require-content-length", false, "answer 411 to chunked bodies and to POST or PUT without Content-Length, as small embedded servers do")
-	every := fs.Duration("trigger-every", 0, "run the line: trigger every printer that has a job selected this often (0: only on request)")
+	var f printersim.Flags
+	f.Register(fs)
+	fs.StringVar(&f.Token, "token", "", "older name of -require-token")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	names := printersim.SplitPrinters(*printers)
-	if len(names) == 0 {
-		fmt.Fprintln(stderr, "printersim: -printers names no printer")
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "printersim: takes no arguments, got %q\n", fs.Args())
 		return 2
 	}
-	if *every < 0 {
-		fmt.Fprintln(stderr, "printersim: -trigger-every cannot be negative")
+	opts, names, err := f.Options()
+	if err != nil {
+		fmt.Fprintln(stderr, "printersim:", err)
 		return 2
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", f.Addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "printersim:", err)
 		return 1
-	}
-	opts := []printersim.Option{printersim.WithPrinters(names...), printersim.WithProcessingDelay(*delay), printersim.WithAutoTrigger(*every)}
-	if *token != "" {
-		opts = append(opts, printersim.WithToken(*token))
-	}
-	if *strict {
-		opts = append(opts, printersim.WithRequireContentLength())
 	}
 	srv := printersim.Serve(ln, printersim.New(opts...), func(h http.Handler) http.Handler { return logRequests(h, stderr) })
 	fmt.Fprintf(stdout, "printersim: serving printers %s at %s\n", strings.Join(names, ", "), srv.URL)

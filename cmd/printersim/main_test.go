@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
@@ -42,7 +43,7 @@ func startRun(t *testing.T, args ...string) (url string, stdout, stderr *syncBuf
 	stdout, stderr = new(syncBuffer), new(syncBuffer)
 	done := make(chan int)
 	go func() { done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), stdout, stderr) }()
-	stop = func() int { cancel(); return <-done }
+	stop = sync.OnceValue(func() int { cancel(); return <-done })
 	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if m := regexp.MustCompile(`at (http://\S+)`).FindStringSubmatch(stdout.String()); m != nil {
 			url = m[1]
@@ -99,7 +100,7 @@ func TestRunRequireContentLength(t *testing.T) {
 		{strings.NewReader(""), http.StatusOK},        // net/http sends Content-Length: 0
 		{io.MultiReader(), http.StatusLengthRequired}, // length unknown: chunked
 	} {
-		req, _ := http.NewRequest("POST", url+"/api/v3/printers/printer1/abortPrint", tc.body)
+		req, _ := http.NewRequest("POST", url+"/api/v3/printers/line1/abortPrint", tc.body)
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -124,5 +125,113 @@ func TestRunRejectsBadFlags(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"-addr", "256.0.0.1:1"}, &out, &out); code != 1 {
 		t.Errorf("bad address: exit %d", code)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string // in the message
+	}{
+		{[]string{"-addr", "8633"}, "--addr must be host:port"},
+		{[]string{"-addr", "127.0.0.1:99999"}, "--addr needs a port number from 0 to 65535"},
+		{[]string{"-addr", "127.0.0.1:0", "-delay", "-1s"}, "--delay cannot be negative"},
+		{[]string{"-addr", "127.0.0.1:0", "-trigger-every", "-1s"}, "--trigger-every cannot be negative"},
+		{[]string{"-addr", "127.0.0.1:0", "line1"}, "takes no arguments"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) || stdout.Len() != 0 {
+			t.Errorf("%q: exit %d, stderr %q (want %q), stdout %q", tc.args, code, stderr.String(), tc.want, stdout.String())
+		}
+	}
+}
+
+// get answers a GET's status and body, with the bearer token when one is given.
+func get(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestRunSharedDefaults: without -printers the printer is line1, as in labelctl sim; the token
+// flag has labelctl sim's name (-require-token) and keeps its older one (-token).
+func TestRunSharedDefaults(t *testing.T) {
+	url, stdout, _, stop := startRun(t)
+	if !strings.Contains(stdout.String(), "serving printers line1 at") {
+		t.Errorf("default printer: %q", stdout.String())
+	}
+	if code, body := get(t, url+"/api/v3/printers/line1/printCounters", ""); code != 200 {
+		t.Errorf("line1 counters: %d %s", code, body)
+	}
+	if code := stop(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	for _, flag := range []string{"-require-token", "-token"} {
+		url, _, _, stop := startRun(t, flag, "tok-"+flag)
+		if code, _ := get(t, url+"/api/v3/printCounters", ""); code != 401 {
+			t.Errorf("%s: no token answered %d", flag, code)
+		}
+		if code, body := get(t, url+"/api/v3/printCounters", "tok-"+flag); code != 200 {
+			t.Errorf("%s: token answered %d %s", flag, code, body)
+		}
+		if code := stop(); code != 0 {
+			t.Fatalf("exit code %d", code)
+		}
+	}
+}
+
+// TestRunLineSurvivesTablePut: a running line whose selected job loses its column to a table
+// PUT bounces that job and keeps serving (the process used to die of an index panic).
+func TestRunLineSurvivesTablePut(t *testing.T) {
+	url, _, _, stop := startRun(t, "-trigger-every", "2ms")
+	defer stop()
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	send := func(method, path, body string, want int) {
+		t.Helper()
+		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, b, want)
+		}
+	}
+	send("PUT", "/api/v3/labels/L", `{"format":3}`, 204)
+	send("PUT", "/api/v3/tables/T", `{"columns":["SKU","Label"],"rows":[["a","L"]]}`, 204)
+	send("POST", "/api/v3/printers/line1/printJob", `{"tableName":"T","labelColumn":"Label","keyColumn":"SKU","key":"a"}`, 200)
+	send("PUT", "/api/v3/tables/T", `{"columns":["SKU"],"rows":[["a"]]}`, 204)
+	// The line runs every 2 ms: it prints the job until the PUT, then bounces it once and
+	// leaves the printer alone. Wait (bounded generously) for that bounce.
+	var c struct{ Triggers, TriggerBounces, PrintedLabels int64 }
+	for deadline := time.Now().Add(30 * time.Second); c.TriggerBounces == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no bounce seen: %+v", c)
+		}
+		code, body := get(t, url+"/api/v3/printers/line1/printCounters", "")
+		if code != 200 {
+			t.Fatalf("counters: %d %s", code, body)
+		}
+		if err := json.Unmarshal([]byte(body), &c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Triggers != c.PrintedLabels+c.TriggerBounces {
+		t.Errorf("counters half-updated: %+v", c)
+	}
+	if code := stop(); code != 0 {
+		t.Errorf("exit code %d", code)
 	}
 }

@@ -1,0 +1,75 @@
+package printersim
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"testing"
+	"time"
+)
+
+// TestFlagsDefaultsAndOptions: registered flags carry the shared defaults, and Options refuses
+// each bad value with a *FlagError naming the flag.
+func TestFlagsDefaultsAndOptions(t *testing.T) {
+	parse := func(args ...string) (*Flags, error) {
+		var f Flags
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		f.Register(fs)
+		return &f, fs.Parse(args)
+	}
+	f, err := parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *f != (Flags{Addr: DefaultAddr, Printers: DefaultPrinter, Delay: DefaultCommandDelay}) {
+		t.Errorf("defaults %+v", *f)
+	}
+	opts, names, err := f.Options()
+	if err != nil || len(names) != 1 || names[0] != DefaultPrinter {
+		t.Fatalf("Options: %v, %v", names, err)
+	}
+	if sim := New(opts...); sim.cfg.delay != DefaultCommandDelay || sim.cfg.printers[0] != DefaultPrinter || New().cfg.printers[0] != DefaultPrinter {
+		t.Errorf("options not applied: %+v", sim.cfg)
+	}
+
+	f, _ = parse("-require-token", "tok", "-require-content-length", "-trigger-every", "1s", "-printers", "a, b")
+	opts, names, err = f.Options()
+	if err != nil || len(names) != 2 {
+		t.Fatalf("Options: %v, %v", names, err)
+	}
+	if sim := New(opts...); sim.cfg.token != "tok" || !sim.cfg.strict || sim.cfg.autoEach != time.Second {
+		t.Errorf("options not applied: %+v", sim.cfg)
+	} else {
+		sim.Close()
+	}
+
+	for _, tc := range []struct {
+		args      []string
+		flag, msg string
+	}{
+		{[]string{"-printers", " ,"}, "printers", "--printers names no printer"},
+		{[]string{"-addr", "8633"}, "addr", `--addr must be host:port, such as 127.0.0.1:8631, not "8633"`},
+		{[]string{"-addr", "localhost:http"}, "addr", `--addr needs a port number from 0 to 65535 after the colon, not "http"`},
+		{[]string{"-addr", "[::1]:65536"}, "addr", `--addr needs a port number from 0 to 65535 after the colon, not "65536"`},
+		{[]string{"-delay", "-1ms"}, "delay", "--delay cannot be negative"},
+		{[]string{"-trigger-every", "-1s"}, "trigger-every", "--trigger-every cannot be negative"},
+	} {
+		f, err := parse(tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = f.Options()
+		var fe *FlagError
+		if !errors.As(err, &fe) || fe.Flag != tc.flag || err.Error() != tc.msg {
+			t.Errorf("%q: %v, want %s", tc.args, err, tc.msg)
+		}
+	}
+	for _, addr := range []string{":0", "127.0.0.1:0", "[::1]:8631", "localhost:65535"} {
+		if f, _ := parse("-addr", addr); f != nil {
+			if _, _, err := f.Options(); err != nil {
+				t.Errorf("%s: %v", addr, err)
+			}
+		}
+	}
+}
