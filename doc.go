@@ -23,7 +23,9 @@
 // contract does not describe (labels, tables, the answers of print control) are
 // returned as json.RawMessage, empty when the printer sent no body. A documented struct that
 // arrives empty or null is a [*DecodeError] instead, since zero counters would be
-// indistinguishable from real ones. JSON is recognised by content, whatever the Content-Type.
+// indistinguishable from real ones; so are counters that lack one of the three counters or
+// hold null or a non-number there, and a history without time or count or with arrays of
+// different lengths. Image info and status stay lenient: the maker's pages are not a contract. JSON is recognised by content, whatever the Content-Type.
 // Numbers decode whether the printer writes 3, 3.0 or 3e0, and enum values the SDK does not
 // know are kept.
 //
@@ -34,7 +36,7 @@
 // [ErrUnauthorized], [ErrForbidden], [ErrConflict], [ErrRateLimited] and [ErrServer]. Bad input
 // wraps [ErrInvalidArgument] and sends nothing. A failure without a response is a
 // [*TransportError]; when the request may have reached the printer it matches
-// [ErrOutcomeUnknown]. No error, and no log line, ever contains a credential.
+// [ErrOutcomeUnknown], as does the *APIError of a printJob or trigger answered 500, 502 or 504. No error, and no log line, ever contains a credential.
 //
 // # Retries, and what is never retried
 //
@@ -50,11 +52,17 @@
 // # Did it print?
 //
 // Accepted is not printed. [PrintersService.WatchCounters] and [PrintersService.WatchStatus]
-// poll once, well (first answer at once, then only changes, back-off while the printer is
-// down, a counter reset reported as such); [PrintersService.WaitPrinted] waits until the
-// counters show n labels since a reading; [PrintersService.ConfirmTrigger] settles a trigger
-// whose answer was lost from the counters around it. The counters are per printer, not per
-// job: a trigger can be settled only while nothing else triggers that printer (otherwise
+// poll once, well: first answer at once, then only changes, back-off while the printer is
+// down, and the first answer after failed polls even when nothing changed. A counter reset is
+// reported as such, its Delta being the new counters (the labels printed since the restart).
+// Counters and histories are complete or a [*DecodeError]: a missing, null or non-number
+// counter is never read as zero, so it is a failed poll, not a reset. [PrintersService.WaitPrinted]
+// waits until the counters show n labels since a reading. [PrintersService.ConfirmTrigger]
+// settles a trigger from the counters around it; it answers [TriggerNotReceived] only when the
+// counters did not move and the trigger provably never arrived (no connection, or a 4xx
+// answer), and [TriggerUnknown] when it may have arrived: a printer still working after a
+// timeout, or a gateway's 502/504, prints later. The counters are per printer, not per job: a
+// trigger can be settled only while nothing else triggers that printer (otherwise
 // [TriggerUnknown]), and a printJob whose answer was lost cannot be settled at all, since the
 // contract gives no way to read a selection back.
 //

@@ -37,8 +37,10 @@ var (
 	ErrImageFailed = errors.New("labelprinter: image processing failed")
 
 	// ErrOutcomeUnknown is matched by a *TransportError when the request may have reached the
-	// printer before the failure. For PrintJob and Trigger it means the label may have been
-	// selected or printed: check the counters before sending it again.
+	// printer before the failure, and by the *APIError of a PrintJob, DeselectJobs or Trigger
+	// answered 500, 502 or 504 (a gateway that gave up waiting may still have forwarded it).
+	// For those calls it means the label may have been selected or printed: check the counters
+	// before sending it again.
 	ErrOutcomeUnknown = errors.New("labelprinter: request may have reached the printer")
 
 	// ErrResponseTooLarge is wrapped when a JSON response exceeds the WithMaxResponseBytes limit.
@@ -65,6 +67,8 @@ type APIError struct {
 	RetryAfter time.Duration
 	// Attempts is the number of requests sent for this call, retries included.
 	Attempts int
+
+	outcomeUnknown bool // the answer leaves open whether the printer acted (maybeActed)
 }
 
 // Error reads like "PUT /api/v3/images/logo: 415 Unsupported Media Type: <message>".
@@ -86,9 +90,12 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
-// Is lets errors.Is match an *APIError against the status sentinels (ErrNotFound, ErrServer, ...).
+// Is lets errors.Is match an *APIError against the status sentinels (ErrNotFound, ErrServer,
+// ...), and against ErrOutcomeUnknown when a print request was answered 500, 502 or 504.
 func (e *APIError) Is(target error) bool {
 	switch target {
+	case ErrOutcomeUnknown:
+		return e.outcomeUnknown
 	case ErrNotFound:
 		return e.StatusCode == http.StatusNotFound
 	case ErrUnauthorized:
@@ -262,6 +269,8 @@ func (c *Client) newAPIError(op *operation, resp *http.Response) *APIError {
 		Path:       op.urlPath(),
 		Body:       body,
 		Message:    errorMessage(body),
+		// The one rule of which answers leave a print's outcome open lives in retry.go.
+		outcomeUnknown: maybeActed(op.class, resp.StatusCode),
 	}
 	if d, ok := parseRetryAfter(resp.Header.Values("Retry-After"), time.Now()); ok {
 		e.RetryAfter = d

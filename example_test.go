@@ -175,3 +175,46 @@ func ExampleLabelsService_Put() {
 	// Output:
 	// 2 true
 }
+
+func ExamplePrintersService_ConfirmTriggerWith() {
+	srv, err := printersim.Start(printersim.WithPrinters("line1"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	c, err := labelprinter.NewClient(srv.URL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	sim := srv.Sim
+	if err := c.Labels.Put(ctx, "MEDIUM", json.RawMessage(`{"format":3,"width":50,"height":30,"objs":[]}`)); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.Printers.PrintJob(ctx, "line1", &labelprinter.PrintJob{LabelName: "MEDIUM"}); err != nil {
+		log.Fatal(err)
+	}
+	const trigger = "/api/v3/printers/{name}/trigger"
+
+	// The printer prints, then the connection drops before its answer arrives: the counters
+	// settle it.
+	sim.InjectFault(printersim.Fault{Method: "POST", Route: trigger, Times: 1, Reset: printersim.ResetAfterRead})
+	res, err := c.Printers.ConfirmTriggerWith(ctx, "line1", &labelprinter.ConfirmOptions{Settle: time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Outcome, errors.Is(res.Err, labelprinter.ErrOutcomeUnknown))
+
+	// A gateway answers 502. The counters did not move, but a gateway may have forwarded the
+	// trigger to a printer that prints it late: not "not received", so do not resend blindly.
+	sim.InjectFault(printersim.Fault{Method: "POST", Route: trigger, Times: 1, Status: 502})
+	res, err = c.Printers.ConfirmTriggerWith(ctx, "line1", &labelprinter.ConfirmOptions{Settle: 300 * time.Millisecond})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Outcome, errors.Is(res.Err, labelprinter.ErrOutcomeUnknown))
+	// Output:
+	// printed true
+	// unknown true
+}

@@ -44,20 +44,41 @@ func FuzzDecodeImageInfo(f *testing.F) {
 
 func FuzzDecodeCounters(f *testing.F) {
 	f.Add([]byte(`{"triggers":3,"triggerBounces":3.0,"printedLabels":3e0}`))
-	f.Add([]byte(`{"triggers":-1,"printedLabels":9223372036854775807}`))
+	f.Add([]byte(`{"triggers":-1,"triggerBounces":0,"printedLabels":9223372036854775807}`))
 	f.Add([]byte(`{"triggers":9223372036854775808}`))
 	f.Add([]byte(`{"triggers":1.5}`))
+	// Partial answers: each is an error, never zeros.
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"status":"busy"}`))
+	f.Add([]byte(`{"triggers":102}`))
+	f.Add([]byte(`{"triggers":null,"triggerBounces":5,"printedLabels":497}`))
+	f.Add([]byte(`{"triggers":"102","triggerBounces":5,"printedLabels":497}`))
+	f.Add([]byte(`{"triggers":1,"triggerBounces":2,"printedLabels":3,"triggers":null}`))
+	f.Add([]byte(`{"TRIGGERS":1,"triggerbounces":2,"PrintedLabels":3}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var pc PrintCounters
 		err := json.Unmarshal(b, &pc)
-		if err != nil {
+		if err != nil || bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 			return
 		}
-		var plain struct {
-			Triggers, TriggerBounces, PrintedLabels *float64
+		// Decoded counters were all there, as numbers, with the values encoding/json reads.
+		var raw struct {
+			Triggers, TriggerBounces, PrintedLabels *json.RawMessage
 		}
-		if json.Unmarshal(b, &plain) == nil && plain.Triggers != nil && float64(pc.Triggers) != math.Trunc(*plain.Triggers) {
-			t.Fatalf("triggers %d from %v", pc.Triggers, *plain.Triggers)
+		if err := json.Unmarshal(b, &raw); err != nil {
+			t.Fatalf("accepted %q that encoding/json rejects: %v", b, err)
+		}
+		for i, m := range []struct {
+			raw *json.RawMessage
+			got int64
+		}{{raw.Triggers, pc.Triggers}, {raw.TriggerBounces, pc.TriggerBounces}, {raw.PrintedLabels, pc.PrintedLabels}} {
+			if m.raw == nil {
+				t.Fatalf("accepted %q without counter %d", b, i)
+			}
+			fv, err := strconv.ParseFloat(string(*m.raw), 64)
+			if err != nil || float64(m.got) != math.Trunc(fv) {
+				t.Fatalf("counter %d = %d from %s (%v)", i, m.got, *m.raw, err)
+			}
 		}
 	})
 }
@@ -66,31 +87,41 @@ func FuzzDecodeHistory(f *testing.F) {
 	f.Add([]byte(`{"time":[1700000000,1700003600],"count":[5,1e1]}`))
 	f.Add([]byte(`{"time":[1,2,3],"count":[1]}`))
 	f.Add([]byte(`{"time":[ 1 , 2 ],"count":[]}`))
+	f.Add([]byte(`{"time":[],"count":[]}`))
 	f.Add([]byte(`{"time":null,"count":[1.0]}`))
 	f.Add([]byte(`{"time":["1"],"count":[1]}`))
+	// Incomplete answers: each is an error.
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"time":[1]}`))
+	f.Add([]byte(`{"count":[1]}`))
+	f.Add([]byte(`{"time":[1],"count":null}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var h PrintHistory
 		err := json.Unmarshal(b, &h)
-		var ref struct{ Time, Count []float64 }
+		var ref struct{ Time, Count *[]float64 }
 		refErr := json.Unmarshal(b, &ref)
-		if err != nil {
+		if err != nil || bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 			return
 		}
-		// Whatever the scanner accepts, encoding/json reads as the same numbers.
+		// Whatever the scanner accepts, encoding/json reads as the same numbers, both arrays
+		// there and of one length.
 		if refErr != nil {
 			t.Fatalf("accepted %q that encoding/json rejects: %v", b, refErr)
 		}
-		if len(ref.Time) != len(h.Time) || len(ref.Count) != len(h.Count) {
-			t.Fatalf("lengths %d/%d, encoding/json %d/%d", len(h.Time), len(h.Count), len(ref.Time), len(ref.Count))
+		if ref.Time == nil || ref.Count == nil {
+			t.Fatalf("accepted %q without time or count", b)
+		}
+		if len(*ref.Time) != len(h.Time) || len(*ref.Count) != len(h.Count) || len(h.Time) != len(h.Count) {
+			t.Fatalf("lengths %d/%d, encoding/json %d/%d", len(h.Time), len(h.Count), len(*ref.Time), len(*ref.Count))
 		}
 		for i, v := range h.Time {
-			if float64(v) != ref.Time[i] && math.Abs(float64(v)-ref.Time[i]) > math.Abs(ref.Time[i])*1e-15 {
-				t.Fatalf("time[%d] = %d, encoding/json %v", i, v, ref.Time[i])
+			if rv := (*ref.Time)[i]; float64(v) != rv && math.Abs(float64(v)-rv) > math.Abs(rv)*1e-15 {
+				t.Fatalf("time[%d] = %d, encoding/json %v", i, v, rv)
 			}
 		}
 		buckets, err := h.Buckets()
-		if (err != nil) != (len(h.Time) != len(h.Count)) {
-			t.Fatalf("Buckets error %v for lengths %d/%d", err, len(h.Time), len(h.Count))
+		if err != nil {
+			t.Fatalf("Buckets of a decoded history: %v", err)
 		}
 		for i, bk := range buckets {
 			if bk.Count != h.Count[i] || bk.Start.Unix() != h.Time[i] {

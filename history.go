@@ -55,16 +55,47 @@ type PrintHistory struct {
 }
 
 // UnmarshalJSON decodes the parallel arrays without a per-element allocation, accepting every
-// JSON form of an integer (3, 3.0, 3e0).
+// JSON form of an integer (3, 3.0, 3e0). An object without "time" or "count", with null there,
+// or with arrays of different lengths is an error: no bucket can be read from it.
 func (h *PrintHistory) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil // encoding/json's convention; the client refuses a null body itself
+	}
 	var w struct {
-		Time  int64List `json:"time"`
-		Count int64List `json:"count"`
+		Time  requiredList `json:"time"`
+		Count requiredList `json:"count"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	h.Time, h.Count = w.Time, w.Count
+	switch {
+	case !w.Time.set:
+		return errors.New(`the history lacks "time"`)
+	case !w.Count.set:
+		return errors.New(`the history lacks "count"`)
+	case len(w.Time.l) != len(w.Count.l):
+		return fmt.Errorf("the history has %d times but %d counts", len(w.Time.l), len(w.Count.l))
+	}
+	h.Time, h.Count = w.Time.l, w.Count.l
+	return nil
+}
+
+// requiredList is an int64List that must be there: set tells a missing or null member from
+// an empty array, without the allocation a pointer would cost.
+type requiredList struct {
+	l   int64List
+	set bool
+}
+
+func (r *requiredList) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*r = requiredList{} // a later null undoes an earlier array, as it would for a pointer
+		return nil
+	}
+	if err := r.l.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	r.set = true
 	return nil
 }
 
@@ -76,7 +107,8 @@ type Bucket struct {
 	Count int64
 }
 
-// Buckets pairs Time and Count. It fails when the printer sent arrays of different lengths.
+// Buckets pairs Time and Count. It fails when they differ in length, which a decoded history
+// never does (decoding refuses it) but a PrintHistory built by hand can.
 func (h *PrintHistory) Buckets() ([]Bucket, error) {
 	if len(h.Time) != len(h.Count) {
 		return nil, fmt.Errorf("labelprinter: print history has %d times but %d counts", len(h.Time), len(h.Count))

@@ -33,8 +33,8 @@ type PrintProgress struct {
 //
 // When ctx ends first it returns the progress so far and an error that matches ctx's error
 // with errors.Is; when the counters go down, the progress up to then and ErrCountersReset.
-// Poll failures are ridden out with WatchCounters' back-off, except those that waiting cannot
-// heal, which are returned. n <= 0, a bad printer name or bad options are ErrInvalidArgument,
+// Poll failures are ridden out with WatchCounters' back-off, incomplete counters (a
+// *DecodeError) included, except those that waiting cannot heal, which are returned. n <= 0, a bad printer name or bad options are ErrInvalidArgument,
 // before anything is sent.
 //
 // The counters count labels, not jobs: labels printed by anything else on the same printer in
@@ -103,10 +103,14 @@ const (
 	TriggerPrinted TriggerOutcome = iota + 1
 	// TriggerBounced: the printer took the trigger but had no job to print.
 	TriggerBounced
-	// TriggerNotReceived: the trigger never reached the printer, so sending it again is safe.
+	// TriggerNotReceived: the counters did not move and the trigger provably never reached
+	// the printer (the connection could not be made, or the answer was 4xx), so sending it
+	// again is safe.
 	TriggerNotReceived
-	// TriggerUnknown: other triggers happened meanwhile, or the counters went down, or the
-	// last reading failed; the counters cannot tell what this trigger did.
+	// TriggerUnknown: the counters cannot tell what this trigger did. Other triggers happened
+	// meanwhile, the counters went down, a reading failed, or they did not move although the
+	// trigger may have arrived (its answer was lost or timed out, or was 2xx or 5xx). Do not
+	// send it again before checking the line.
 	TriggerUnknown
 )
 
@@ -127,9 +131,9 @@ func (o TriggerOutcome) String() string {
 
 // TriggerResult is ConfirmTrigger's account of one trigger.
 type TriggerResult struct {
-	// Outcome is what the counters say happened.
+	// Outcome is what the counters, and the trigger's own answer, say happened.
 	Outcome TriggerOutcome
-	// Before and After are the counters read around the trigger.
+	// Before and After are the counters read around the trigger; After is the last reading.
 	Before PrintCounters
 	After  PrintCounters
 	// Response is the printer's answer to the trigger, when one arrived.
@@ -138,22 +142,47 @@ type TriggerResult struct {
 	Err error
 }
 
-// confirmPause is how long ConfirmTrigger waits before reading the counters a third time when
-// the trigger does not show yet, in case the printer counts it a moment late.
+// ConfirmOptions gives ConfirmTriggerWith a printer that counts a trigger late.
+type ConfirmOptions struct {
+	// Settle is how long the counters may take to show the trigger once its answer arrived or
+	// failed: while they do not show it, they are read again every 250 ms (or Settle, when
+	// shorter) until Settle has passed; the first reading that settles the outcome ends the
+	// wait. Default 250 ms. A printer that keeps working after the client gave up (a timeout,
+	// a gateway's 504) needs about its slowest answer here to give TriggerPrinted instead of
+	// TriggerUnknown. A longer Settle costs time only when the counters do not move.
+	Settle time.Duration
+}
+
+// confirmPause is the wait between two readings of the counters while ConfirmTrigger waits
+// for them to show the trigger, and the default Settle.
 const confirmPause = 250 * time.Millisecond
 
 // ConfirmTrigger triggers printer once and reads its counters before and after, to tell what
-// the trigger did even when its answer was lost. Triggers +1 with printedLabels +1 is
-// TriggerPrinted; triggers +1 with triggerBounces +1 is TriggerBounced; triggers unchanged,
-// after a second reading a moment later, is TriggerNotReceived; anything else is
-// TriggerUnknown, and so is a trigger the printer answered with 2xx that the counters do not
-// show (it did arrive, so sending again is not safe). The trigger is sent once, under the same rule as Trigger: never resent
-// after it may have reached the printer.
+// the trigger did even when its answer was lost. It is ConfirmTriggerWith with the default
+// options. printer must be named, as for Trigger: "" is an ErrInvalidArgument before anything
+// is sent.
+func (s *PrintersService) ConfirmTrigger(ctx context.Context, printer string) (TriggerResult, error) {
+	return s.ConfirmTriggerWith(ctx, printer, nil)
+}
+
+// ConfirmTriggerWith triggers printer once and reads its counters before and after, to tell
+// what the trigger did even when its answer was lost:
+//   - triggers +1 with printedLabels +1 is TriggerPrinted;
+//   - triggers +1 with triggerBounces +1 is TriggerBounced;
+//   - counters unchanged after opts.Settle is TriggerNotReceived only when the trigger
+//     provably never reached the printer: the connection could not be made, or the printer
+//     (or a proxy) answered 4xx. When the trigger may have arrived (no answer in time, a
+//     connection dropped after the request was written, an answer 2xx or 5xx), unchanged
+//     counters are TriggerUnknown: a slow printer may still print it;
+//   - anything else is TriggerUnknown.
 //
-// The returned error is nil whenever the counters settle the outcome, even when the
-// trigger's own answer was lost or was a 409 (kept in TriggerResult.Err). When the first
-// reading fails nothing is sent and its error is returned; when a later reading fails the
-// outcome is TriggerUnknown and that error is returned.
+// The trigger is sent once, under the same rule as Trigger: never resent after it may have
+// reached the printer. The returned error is nil whenever the counters settle the outcome,
+// even when the trigger's own answer was lost or was a 409 (kept in TriggerResult.Err). When
+// the first reading fails nothing is sent and its error is returned; when a later reading
+// fails, or ctx ends while waiting, the outcome is TriggerUnknown and that error is returned.
+// A nil opts takes the defaults; a negative Settle is ErrInvalidArgument, before anything is
+// sent.
 //
 // The counters are per printer, not per trigger: a trigger can only be settled while nothing
 // else (a product sensor, another program) triggers the same printer. Another trigger in
@@ -161,7 +190,7 @@ const confirmPause = 250 * time.Millisecond
 //
 // printer must be named, as for Trigger: the contract has no single-printer trigger, so "" is
 // an ErrInvalidArgument before anything is sent.
-func (s *PrintersService) ConfirmTrigger(ctx context.Context, printer string) (TriggerResult, error) {
+func (s *PrintersService) ConfirmTriggerWith(ctx context.Context, printer string, opts *ConfirmOptions) (TriggerResult, error) {
 	const op = "Printers.ConfirmTrigger"
 	if ctx == nil {
 		return TriggerResult{}, invalidArg(op, "nil context")
@@ -169,40 +198,70 @@ func (s *PrintersService) ConfirmTrigger(ctx context.Context, printer string) (T
 	if _, err := escapeName(op, "printer", printer); err != nil {
 		return TriggerResult{}, err
 	}
+	settleFor := confirmPause
+	if opts != nil {
+		switch {
+		case opts.Settle < 0:
+			return TriggerResult{}, invalidArg(op, "Settle is negative (%v)", opts.Settle)
+		case opts.Settle > 0:
+			settleFor = opts.Settle
+		}
+	}
 	before, err := s.Counters(ctx, printer)
 	if err != nil {
 		return TriggerResult{}, err
 	}
 	res := TriggerResult{Before: *before}
 	res.Response, res.Err = s.Trigger(ctx, printer)
-	after, err := s.Counters(ctx, printer)
-	if err != nil {
-		res.Outcome = TriggerUnknown
-		return res, err
-	}
-	res.After = *after
-	res.Outcome = settle(res.Before, res.After)
-	if res.Outcome == TriggerNotReceived {
-		// The printer may count a trigger a moment after answering (or after the lost answer):
-		// look once more before saying it never arrived.
-		if err := s.client.sleep(ctx, confirmPause); err != nil {
-			res.Outcome = TriggerUnknown
-			return res, err
-		}
-		again, err := s.Counters(ctx, printer)
+	// Read at once, then every confirmPause while the counters do not show the trigger yet
+	// (unchanged, or the trigger counted but not its label), until settleFor has passed. The
+	// waits are counted, not timed, so a busy machine reads as often as an idle one.
+	for waited := time.Duration(0); ; {
+		after, err := s.Counters(ctx, printer)
 		if err != nil {
 			res.Outcome = TriggerUnknown
 			return res, err
 		}
-		res.After = *again
-		res.Outcome = settle(res.Before, res.After)
-		if res.Outcome == TriggerNotReceived && res.Err == nil {
-			// The printer answered 2xx, so it did receive the trigger; counters that do not
-			// show it (reset to the same values, say) cannot make resending safe.
-			res.Outcome = TriggerUnknown
+		res.After = *after
+		if !pending(res.Before, res.After) || waited >= settleFor {
+			break
 		}
+		pause := min(confirmPause, settleFor-waited)
+		if err := s.client.sleep(ctx, pause); err != nil {
+			res.Outcome = TriggerUnknown
+			return res, err
+		}
+		waited += pause
+	}
+	res.Outcome = settle(res.Before, res.After)
+	if res.Outcome == TriggerNotReceived && !notReceived(res.Err) {
+		// The counters do not show it, but it may have arrived: a printer still working on it,
+		// a gateway that forwarded it and gave up, or a printer that answered and restarted.
+		res.Outcome = TriggerUnknown
 	}
 	return res, nil
+}
+
+// notReceived reports whether a trigger's own error proves the printer never got it: the
+// connection could not be made, or the answer was 4xx (the printer or a proxy refused it).
+// No answer at all, a 2xx and a 5xx prove nothing.
+func notReceived(err error) bool {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.StatusCode >= 400 && apiErr.StatusCode <= 499
+	}
+	var te *TransportError
+	return errors.As(err, &te) && !te.MaybeSent
+}
+
+// pending reports whether the counters may still be about to show a trigger: they did not
+// move, or only the trigger was counted and its label (or bounce) not yet.
+func pending(before, after PrintCounters) bool {
+	if after == before {
+		return true
+	}
+	return after.Triggers == before.Triggers+1 && after.PrintedLabels == before.PrintedLabels &&
+		after.TriggerBounces == before.TriggerBounces
 }
 
 // settle reads one trigger's outcome from the counters around it.

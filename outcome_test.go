@@ -3,6 +3,7 @@ package labelprinter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -162,12 +163,14 @@ func TestConfirmTrigger(t *testing.T) {
 			t.Errorf("paused %v though the trigger showed", rec.got())
 		}
 	})
-	t.Run("not received", func(t *testing.T) {
+	t.Run("dropped after it was written", func(t *testing.T) {
+		// The connection drops before the printer read the trigger, but nothing on this side
+		// can tell that from a drop after it acted: the counters not moving prove nothing.
 		srv, c, rec := ctSetup(t, nil)
 		wtSelect(t, c, 0)
 		srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: routeTrigger, Times: 1, Reset: printersim.ResetBeforeRead})
 		res, err := c.Printers.ConfirmTrigger(t.Context(), "line1")
-		if err != nil || res.Outcome != TriggerNotReceived || res.Err == nil {
+		if err != nil || res.Outcome != TriggerUnknown || !errors.Is(res.Err, ErrOutcomeUnknown) {
 			t.Errorf("%+v, %v", res, err)
 		}
 		if got, _ := srv.Sim.Counters("line1"); got.Triggers != 0 {
@@ -175,6 +178,56 @@ func TestConfirmTrigger(t *testing.T) {
 		}
 		if w := rec.got(); len(w) != 1 || w[0] != confirmPause || srv.Sim.Requests("GET", routeCounters) != 3 {
 			t.Errorf("waits %v and %d readings, want one pause and three", w, srv.Sim.Requests("GET", routeCounters))
+		}
+	})
+	for _, status := range []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusTooManyRequests} {
+		t.Run(fmt.Sprint("answered ", status), func(t *testing.T) {
+			srv, c, _ := ctSetup(t, nil)
+			wtSelect(t, c, 0)
+			srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: routeTrigger, Times: 1, Status: status})
+			res, err := c.Printers.ConfirmTrigger(t.Context(), "line1")
+			var apiErr *APIError
+			if err != nil || res.Outcome != TriggerNotReceived || !errors.As(res.Err, &apiErr) || apiErr.StatusCode != status {
+				t.Errorf("%+v, %v", res, err)
+			}
+		})
+	}
+	for _, status := range []int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout} {
+		t.Run(fmt.Sprint("answered ", status), func(t *testing.T) {
+			srv, c, _ := ctSetup(t, nil)
+			wtSelect(t, c, 0)
+			srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: routeTrigger, Times: 1, Status: status})
+			res, err := c.Printers.ConfirmTrigger(t.Context(), "line1")
+			if err != nil || res.Outcome != TriggerUnknown || !errors.Is(res.Err, ErrServer) {
+				t.Errorf("%+v, %v", res, err)
+			}
+		})
+	}
+	t.Run("Settle", func(t *testing.T) {
+		// Readings every confirmPause until Settle has passed, the last pause cut to fit.
+		srv, c, rec := ctSetup(t, nil)
+		wtSelect(t, c, 0)
+		srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: routeTrigger, Times: 1, Reset: printersim.ResetBeforeRead})
+		res, err := c.Printers.ConfirmTriggerWith(t.Context(), "line1", &ConfirmOptions{Settle: 2*confirmPause + 100*time.Millisecond})
+		if err != nil || res.Outcome != TriggerUnknown {
+			t.Errorf("%+v, %v", res, err)
+		}
+		if w := rec.got(); len(w) != 3 || w[0] != confirmPause || w[1] != confirmPause || w[2] != 100*time.Millisecond {
+			t.Errorf("waits %v", w)
+		}
+		// A printer that shows the trigger only after four pauses: read until it does, and no longer.
+		rec.step = func(n int, _ time.Duration) {
+			if n == 5 {
+				wtPress(t, srv.Sim, 1)
+			}
+		}
+		srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: routeTrigger, Times: 1, Reset: printersim.ResetBeforeRead})
+		res, err = c.Printers.ConfirmTriggerWith(t.Context(), "line1", &ConfirmOptions{Settle: time.Hour})
+		if err != nil || res.Outcome != TriggerPrinted || len(rec.got()) != 5 {
+			t.Errorf("%+v, %v, waits %v", res, err, rec.got())
+		}
+		if _, err := c.Printers.ConfirmTriggerWith(t.Context(), "line1", &ConfirmOptions{Settle: -1}); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("negative Settle: %v", err)
 		}
 	})
 	t.Run("counted late", func(t *testing.T) {
@@ -270,6 +323,27 @@ func TestConfirmTrigger(t *testing.T) {
 			t.Error("a request was sent for bad input")
 		}
 	})
+}
+
+// TestPending: the counters are still awaited while unchanged or while only the trigger shows.
+func TestPending(t *testing.T) {
+	b := PrintCounters{Triggers: 5, TriggerBounces: 1, PrintedLabels: 4}
+	for _, tc := range []struct {
+		after PrintCounters
+		want  bool
+	}{
+		{b, true},
+		{PrintCounters{6, 1, 4}, true},
+		{PrintCounters{6, 1, 5}, false},
+		{PrintCounters{6, 2, 4}, false},
+		{PrintCounters{7, 1, 4}, false},
+		{PrintCounters{5, 1, 5}, false},
+		{PrintCounters{0, 0, 0}, false},
+	} {
+		if got := pending(b, tc.after); got != tc.want {
+			t.Errorf("pending(%+v, %+v) = %v", b, tc.after, got)
+		}
+	}
 }
 
 func TestTriggerOutcomeString(t *testing.T) {

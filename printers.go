@@ -312,8 +312,9 @@ func appendJSONString(b []byte, s string) []byte {
 // PrintJob selects job on printer, or on the single printer when printer is "" (POST
 // /api/v3/printers/{name}/printJob or /api/v3/printJob). It is sent once: it is retried only
 // when the connection could not be made, and a failure after the request may have reached
-// the printer matches ErrOutcomeUnknown. The response, which the contract does not describe,
-// is returned as is.
+// the printer matches ErrOutcomeUnknown: no answer, or an answer 500, 502 or 504 (a gateway
+// gives up on a slow printer after forwarding the job). The response, which the contract does
+// not describe, is returned as is.
 func (s *PrintersService) PrintJob(ctx context.Context, printer string, job *PrintJob) (json.RawMessage, error) {
 	o := operation{name: "Printers.PrintJob", method: "POST", contentType: mediaJSON, class: printOnce}
 	if err := o.setPrinterPath(printer, "/printJob"); err != nil {
@@ -331,7 +332,8 @@ func (s *PrintersService) PrintJob(ctx context.Context, printer string, job *Pri
 }
 
 // DeselectJobs deselects every job on printer (or on the single printer when printer is "") by
-// sending printJob with an empty body, as the contract's first mode says.
+// sending printJob with an empty body, as the contract's first mode says. It is sent once, and
+// its failures match ErrOutcomeUnknown as PrintJob's do.
 func (s *PrintersService) DeselectJobs(ctx context.Context, printer string) (json.RawMessage, error) {
 	// No body at all, so no Content-Type either: the request goes out with "Content-Length: 0",
 	// which even the smallest embedded HTTP server reads (a zero-length chunked body is not).
@@ -356,9 +358,10 @@ func (s *PrintersService) AbortPrint(ctx context.Context, printer string) (json.
 }
 
 // Trigger triggers one print on printer (POST /api/v3/printers/{name}/trigger). Like PrintJob
-// it is sent once, and a failure after it may have reached the printer matches
-// ErrOutcomeUnknown. printer must be named: the contract has no single-printer trigger, so ""
-// is an ErrInvalidArgument before anything is sent.
+// it is sent once, and a failure after it may have reached the printer (no answer, or an
+// answer 500, 502 or 504) matches ErrOutcomeUnknown. ConfirmTrigger tells from the counters
+// what it did. printer must be named: the contract has no single-printer trigger, so "" is an
+// ErrInvalidArgument before anything is sent.
 func (s *PrintersService) Trigger(ctx context.Context, printer string) (json.RawMessage, error) {
 	const op = "Printers.Trigger"
 	name, err := escapeName(op, "printer", printer)

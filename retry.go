@@ -56,6 +56,21 @@ const (
 	printOnce
 )
 
+// maybeActed reports whether an answer with status code leaves open whether the printer acted
+// on a call of class. For printOnce calls, 500 and 502/504 (a gateway's "no answer in time")
+// may come after the printer took the job; 503 says it was not processed. Such an *APIError
+// matches ErrOutcomeUnknown, and the call is not retried (printOnce never retries a status).
+func maybeActed(class retryClass, code int) bool {
+	if class != printOnce {
+		return false
+	}
+	switch code {
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
 // checkRetry is the one retry rule. It is installed as retryablehttp's CheckRetry and waits
 // itself, so it can honour the context deadline and the Retry-After cap exactly.
 func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {

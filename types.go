@@ -134,17 +134,46 @@ type PrintCounters struct {
 	PrintedLabels int64 `json:"printedLabels"`
 }
 
-// UnmarshalJSON accepts every JSON form of the documented numbers (3, 3.0, 3e0).
+// UnmarshalJSON accepts every JSON form of the documented numbers (3, 3.0, 3e0) and refuses an
+// object that lacks one of the three counters or holds null or a non-number there: zeros
+// made up for a missing counter would read as a printer restart.
 func (p *PrintCounters) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil // encoding/json's convention; the client refuses a null body itself
+	}
 	var w struct {
-		Triggers       wireInt `json:"triggers"`
-		TriggerBounces wireInt `json:"triggerBounces"`
-		PrintedLabels  wireInt `json:"printedLabels"`
+		Triggers       requiredInt `json:"triggers"`
+		TriggerBounces requiredInt `json:"triggerBounces"`
+		PrintedLabels  requiredInt `json:"printedLabels"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*p = PrintCounters{Triggers: int64(w.Triggers), TriggerBounces: int64(w.TriggerBounces), PrintedLabels: int64(w.PrintedLabels)}
+	for _, f := range []struct {
+		name string
+		v    requiredInt
+	}{{"triggers", w.Triggers}, {"triggerBounces", w.TriggerBounces}, {"printedLabels", w.PrintedLabels}} {
+		if !f.v.set {
+			return errors.New("the counters lack " + strconv.Quote(f.name))
+		}
+	}
+	*p = PrintCounters{Triggers: w.Triggers.v, TriggerBounces: w.TriggerBounces.v, PrintedLabels: w.PrintedLabels.v}
+	return nil
+}
+
+// requiredInt is a wireInt that must be there: null is an error, and set tells a missing member
+// from a zero.
+type requiredInt struct {
+	v   int64
+	set bool
+}
+
+func (n *requiredInt) UnmarshalJSON(b []byte) error {
+	v, err := parseInt(b) // null included: parseInt refuses it as a type error
+	if err != nil {
+		return err
+	}
+	n.v, n.set = v, true
 	return nil
 }
 

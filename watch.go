@@ -116,20 +116,27 @@ type CountersChange struct {
 	Time time.Time
 	// Counters are the values read.
 	Counters PrintCounters
-	// Delta is the growth since the previous change yielded; zero on the first.
+	// Delta is the growth since the previous change yielded: zero on the first, and zero on
+	// the first answer after failed polls when nothing changed meanwhile. On a Reset it is
+	// Counters itself, what the printer counted since it started again (as Prometheus'
+	// increase() reads a counter reset), so a sum of the deltas loses no label printed
+	// between the restart and the poll.
 	Delta PrintCounters
 	// Reset is true when a counter went down (a restart or a reset of the printer): Delta is
-	// zero, and the new values are the baseline of the next Delta.
+	// then the new Counters, and they are the baseline of the next Delta.
 	Reset bool
 }
 
 // WatchCounters polls the counters of printer (or of the single printer when printer is "")
 // and yields the first answer at once, then one change each time a counter differs; polls that
-// find nothing new yield nothing.
+// find nothing new yield nothing, except the first answer after failed polls, which is
+// yielded even when nothing changed (Delta zero, Reset false), so a consumer learns the
+// printer answers again.
 //
 // A failed poll (after the Client's own retries) yields a zero CountersChange and the error,
 // and the watch goes on, waiting twice as long after each failure in a row up to MaxInterval.
-// Errors that waiting cannot heal (ErrInvalidArgument, ErrNotFound, ErrUnauthorized,
+// An answer that is not complete counters (a *DecodeError) is such a failure: it never yields
+// a Reset. Errors that waiting cannot heal (ErrInvalidArgument, ErrNotFound, ErrUnauthorized,
 // ErrForbidden) are yielded once and end the stream, as do a bad printer name or bad options,
 // before anything is sent. When ctx ends, the stream ends without yielding ctx's error;
 // breaking out of the loop stops polling at once. The watch runs on the ranging goroutine and
@@ -142,22 +149,24 @@ func (s *PrintersService) WatchCounters(ctx context.Context, printer string, opt
 			return
 		}
 		var last PrintCounters
-		first := true
+		first, failed := true, false
 		s.client.poll(ctx, pace, func() (bool, bool) {
 			pc, err := s.Counters(ctx, printer)
 			if err != nil {
 				if ctx.Err() != nil {
 					return true, false
 				}
+				failed = true
 				return true, yield(CountersChange{}, err) && !terminal(err)
 			}
 			ch := CountersChange{Time: time.Now(), Counters: *pc}
 			switch {
 			case first:
-			case *pc == last:
+			case *pc == last && !failed:
 				return false, true
 			case wentDown(last, *pc):
 				ch.Reset = true
+				ch.Delta = *pc
 			default:
 				ch.Delta = PrintCounters{
 					Triggers:       pc.Triggers - last.Triggers,
@@ -165,7 +174,7 @@ func (s *PrintersService) WatchCounters(ctx context.Context, printer string, opt
 					PrintedLabels:  pc.PrintedLabels - last.PrintedLabels,
 				}
 			}
-			first, last = false, *pc
+			first, failed, last = false, false, *pc
 			return false, yield(ch, nil)
 		})
 	}
@@ -184,15 +193,17 @@ type StatusChange struct {
 	Time time.Time
 	// Status is the status read.
 	Status *PrinterStatus
-	// Previous is the status of the previous change yielded; nil on the first.
+	// Previous is the status of the previous change yielded (after failed polls, the last
+	// status read before them); nil on the first.
 	Previous *PrinterStatus
 }
 
 // WatchStatus polls the printer status (GET /api/v3/status) and yields the first answer at
-// once, then one change each time the state, ragStatus, errors or ink differ. It follows the
-// rules of WatchCounters: failures are yielded and ridden out with a back-off, errors that
-// waiting cannot heal end the stream, ctx's end ends it silently, and breaking out stops it at
-// once.
+// once, then one change each time the state, ragStatus, errors or ink differ, and the first
+// answer after failed polls even when nothing differs (Previous is then the last status read
+// before the failures). It follows the rules of WatchCounters: failures are yielded and ridden
+// out with a back-off, errors that waiting cannot heal end the stream, ctx's end ends it
+// silently, and breaking out stops it at once.
 func (s *PrintersService) WatchStatus(ctx context.Context, opts *WatchOptions) iter.Seq2[StatusChange, error] {
 	return func(yield func(StatusChange, error) bool) {
 		pace, err := checkWatch(ctx, "Printers.WatchStatus", "", opts)
@@ -201,19 +212,21 @@ func (s *PrintersService) WatchStatus(ctx context.Context, opts *WatchOptions) i
 			return
 		}
 		var last *PrinterStatus
+		failed := false
 		s.client.poll(ctx, pace, func() (bool, bool) {
 			st, err := s.Status(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
 					return true, false
 				}
+				failed = true
 				return true, yield(StatusChange{}, err) && !terminal(err)
 			}
-			if last != nil && sameStatus(last, st) {
+			if last != nil && !failed && sameStatus(last, st) {
 				return false, true
 			}
 			ch := StatusChange{Time: time.Now(), Status: st, Previous: last}
-			last = st
+			last, failed = st, false
 			return false, yield(ch, nil)
 		})
 	}

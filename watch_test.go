@@ -88,7 +88,8 @@ func wtPress(t *testing.T, sim *printersim.Simulator, times int) {
 }
 
 // TestWatchCountersChanges: the first answer at once, then only changes with their deltas, a
-// Reset after the counters went down, and the waits all Interval while polls succeed.
+// Reset after the counters went down whose Delta holds the labels printed since the restart,
+// and the waits all Interval while polls succeed.
 func TestWatchCountersChanges(t *testing.T) {
 	srv, c, rec := wtSetup(t, true)
 	wtSelect(t, c, 0)
@@ -100,9 +101,11 @@ func TestWatchCountersChanges(t *testing.T) {
 		case 3:
 			wtPress(t, srv.Sim, 1)
 		case 4:
+			// A restart, and a label printed before the next poll: the Reset's Delta holds it.
 			if err := srv.Sim.ResetCounters("line1"); err != nil {
 				t.Error(err)
 			}
+			wtPress(t, srv.Sim, 1)
 		case 5:
 			wtPress(t, srv.Sim, 1)
 		}
@@ -111,8 +114,8 @@ func TestWatchCountersChanges(t *testing.T) {
 		{Counters: PrintCounters{}},
 		{Counters: PrintCounters{Triggers: 2, PrintedLabels: 2}, Delta: PrintCounters{Triggers: 2, PrintedLabels: 2}},
 		{Counters: PrintCounters{Triggers: 3, PrintedLabels: 3}, Delta: PrintCounters{Triggers: 1, PrintedLabels: 1}},
-		{Counters: PrintCounters{}, Reset: true},
-		{Counters: PrintCounters{Triggers: 1, PrintedLabels: 1}, Delta: PrintCounters{Triggers: 1, PrintedLabels: 1}},
+		{Counters: PrintCounters{Triggers: 1, PrintedLabels: 1}, Delta: PrintCounters{Triggers: 1, PrintedLabels: 1}, Reset: true},
+		{Counters: PrintCounters{Triggers: 2, PrintedLabels: 2}, Delta: PrintCounters{Triggers: 1, PrintedLabels: 1}},
 	}
 	var got []CountersChange
 	start := time.Now()

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -189,6 +190,14 @@ func (p *killPlan) arm(cmd *exec.Cmd, k int, before bool) {
 	p.mu.Unlock()
 }
 
+// setCmd names the process to kill, once it has started; print jobs that arrive before are
+// counted all the same (there are none: the child has not started).
+func (p *killPlan) setCmd(cmd *exec.Cmd) {
+	p.mu.Lock()
+	p.cmd = cmd
+	p.mu.Unlock()
+}
+
 func (p *killPlan) disarm() { p.arm(nil, 0, false) }
 
 // onJob is the recorder's hook. When it kills, it also hangs up, so the child cannot read an
@@ -197,9 +206,9 @@ func (p *killPlan) onJob(_ string, serve func()) bool {
 	p.mu.Lock()
 	cmd := p.cmd
 	fire := false
-	if cmd != nil && p.left > 0 {
+	if p.left > 0 {
 		p.left--
-		fire = p.left == 0
+		fire = p.left == 0 && cmd != nil
 	}
 	before := p.before
 	p.mu.Unlock()
@@ -214,11 +223,17 @@ func (p *killPlan) onJob(_ string, serve func()) bool {
 	return false
 }
 
-// TestCrashRecovery kills a delivering process with SIGKILL at random moments, at least 20
-// times, restarting it until nothing is Pending. No intent may be lost, none may reach the
-// printer twice, and every intent left Unknown must be owed to a kill.
+// TestCrashRecovery kills a delivering process with SIGKILL at random moments, exactly
+// crashKills times, then lets it finish. No intent may be lost, none may reach the printer
+// twice, and every intent left Unknown must be owed to a kill.
+//
+// Every kill is certain, however fast or slow the child: each killing run arms a kill at the
+// k-th request of that run, with k no larger than the requests the child still has to make
+// before it can finish (every intent not yet received, less one per kill that may have left
+// one Unknown without it reaching the printer). A third of the runs also start a timer that
+// may kill sooner, at a random moment (during Open, Enqueue, a commit).
 func TestCrashRecovery(t *testing.T) {
-	const minKills = 20
+	const crashKills = 24
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0x6f7574626f78))
 	t.Logf("seed %d", seed)
@@ -232,9 +247,10 @@ func TestCrashRecovery(t *testing.T) {
 	var runs, kills, timerKills, afterKills, beforeKills, faults int
 	for {
 		runs++
-		if runs > 300 {
+		if runs > crashKills+50 {
 			t.Fatalf("still Pending after %d runs", runs)
 		}
+		killing := kills < crashKills
 		if rng.IntN(5) == 0 {
 			faults++
 			srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 1 + rng.IntN(3), Status: 503})
@@ -242,20 +258,31 @@ func TestCrashRecovery(t *testing.T) {
 		cmd := childCommand("crash", path, srv.URL)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
+		var timer *time.Timer
+		var timerFired atomic.Bool
+		mode := -1
+		if killing {
+			// Requests the child must still make: each intent not yet received by the printer
+			// is sent at least once more, unless a kill left it Unknown unsent (at most one per
+			// kill). Spread what is left over the kills still to come.
+			owed := crashTotal - len(rec.counts()) - kills
+			k := 1 + rng.IntN(max(1, min(20, owed/(crashKills-kills+1))))
+			if owed < 1 {
+				t.Fatalf("run %d: no request left to kill at (%d received, %d kills)", runs, len(rec.counts()), kills)
+			}
+			mode = rng.IntN(3)
+			plan.arm(nil, k, mode == 2)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		var timer *time.Timer
-		mode := -1
-		if kills < minKills+5 {
-			mode = rng.IntN(3)
-			switch mode {
-			case 0:
-				timer = time.AfterFunc(time.Duration(rng.IntN(150))*time.Millisecond, func() { _ = cmd.Process.Kill() })
-			case 1:
-				plan.arm(cmd, 1+rng.IntN(20), false)
-			case 2:
-				plan.arm(cmd, 1+rng.IntN(20), true)
+		if killing {
+			plan.setCmd(cmd)
+			if mode == 0 {
+				timer = time.AfterFunc(time.Duration(rng.IntN(150))*time.Millisecond, func() {
+					timerFired.Store(true)
+					_ = cmd.Process.Kill()
+				})
 			}
 		}
 		err := cmd.Wait()
@@ -264,19 +291,25 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		plan.disarm()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+			if !killing {
+				t.Fatalf("run %d: killed unasked", runs)
+			}
 			kills++
-			switch mode {
-			case 0:
+			switch {
+			case mode == 0 && timerFired.Load():
 				timerKills++
-			case 1:
-				afterKills++
-			default:
+			case mode == 2:
 				beforeKills++
+			default:
+				afterKills++
 			}
 			continue
 		}
 		if err != nil {
 			t.Fatalf("run %d: %v\n%s", runs, err, stderr.String())
+		}
+		if killing {
+			t.Fatalf("run %d: the child finished before its kill at a request it had to make (%d kills so far)", runs, kills)
 		}
 		break
 	}
@@ -331,13 +364,13 @@ func TestCrashRecovery(t *testing.T) {
 	if len(entries) != crashTotal {
 		t.Errorf("%d entries, want %d", len(entries), crashTotal)
 	}
-	if kills < minKills {
-		t.Errorf("only %d kills", kills)
+	if kills != crashKills {
+		t.Errorf("%d kills, want %d", kills, crashKills)
 	}
 	if byState[Unknown] > kills {
 		t.Errorf("%d Unknown after %d kills", byState[Unknown], kills)
 	}
-	t.Logf("%d intents, %d runs, %d SIGKILLs (%d at a random time, %d after the printer acted, %d before), %d injected 503 faults, %v",
+	t.Logf("%d intents, %d runs, %d SIGKILLs (%d at a random time, %d after the printer acted on the k-th job, %d before), %d injected 503 faults, %v",
 		crashTotal, runs, kills, timerKills, afterKills, beforeKills, faults, elapsed.Round(time.Millisecond))
 	t.Logf("ended: %d sent, %d rejected, %d unknown (%d of them reached the printer); %d print jobs received, %d attempts recorded; %d received twice",
 		byState[Sent], byState[Rejected], byState[Unknown], unknownReceived, len(rec.received()), attempts, twice)

@@ -4,23 +4,40 @@
 //	ob, err := outbox.Open("line1.outbox", client)
 //	if err != nil { ... } // outbox.ErrLocked: another process has the file
 //	defer ob.Close()
-//	go ob.Run(ctx) // delivers until ctx ends
+//	runErr := make(chan error, 1)
+//	go func() { runErr <- ob.Run(ctx) }() // delivers until ctx ends; an error is a file that cannot be written
 //	e, err := ob.Enqueue(ctx, outbox.Intent{ID: "order-4711/3", Printer: "line1", Job: job})
+//	e, err = ob.Wait(ctx, e.ID) // sent, rejected, expired, cancelled or unknown
 //
 // The file is a bbolt database: every Enqueue is committed and fsynced before it returns,
 // concurrent Enqueues share one commit, and only one Outbox (in any process) can have the file
-// open at a time.
+// open at a time. [Outbox.Drain] is Run for a batch job: it sends what is due and returns.
+// Files written before kinds and pruned IDs existed open unchanged and are marked with the
+// newer format, which older versions refuse to open rather than misread.
+//
+// # Kinds
+//
+// An [Intent] is a print job ([KindPrintJob], the zero value), a deselect of every job
+// ([KindDeselect], the empty printJob body) or a trigger ([KindTrigger], which needs a named
+// printer). Entries of every kind share their printer's queue, so "select this job, then
+// trigger" goes out in that order.
+//
+// # Hearing of changes
+//
+// [WithStateChange] has the owner told of every committed change of an entry, in commit
+// order, one call at a time, without polling; [Outbox.Wait] returns once one entry is settled.
 //
 // # At most once
 //
-// An entry is committed as [Sending] before its printJob goes out. The printer's answer then
-// makes it [Sent] (2xx), [Rejected] (4xx other than 429: sending again cannot help), [Pending]
-// again (the connection could not be made, or the printer answered 429 or 503), or [Unknown]
-// (every failure after the request may have reached the printer: a lost answer, another 5xx,
-// a refused redirect). An entry found in Sending when the file is opened becomes Unknown: the
-// process died while the job was on its way. Unknown entries wait for a person, who checks the
+// An entry is committed as [Sending] before its request goes out. The printer's answer then
+// makes it [Sent] (2xx), [Rejected] (4xx other than 408 and 429: sending again cannot help),
+// [Pending] again (the connection could not be made, or the printer answered 408, 429 or 503:
+// the request was not processed), or [Unknown] (every failure after the request may have
+// reached the printer: a lost answer, a 500, 502, 504 or other 5xx, a refused redirect). An
+// entry found in Sending when the file is opened becomes Unknown: the process died while the
+// request was on its way. Unknown entries wait for a person, who checks the
 // printer and calls [Outbox.Resend] or [Outbox.Cancel]; nothing leaves Unknown on its own. The
-// SDK underneath never resends a printJob that may have arrived either, so no layer duplicates
+// SDK underneath never resends a printJob or trigger that may have arrived either, so no layer duplicates
 // a print.
 //
 // # Order
@@ -33,5 +50,7 @@
 // # Audit
 //
 // Entries in final states (Sent, Rejected, Expired, Cancelled) stay in the file, with the
-// printer's answer or the last error, until [Outbox.Prune] removes them.
+// printer's answer or the last error, until [Outbox.Prune] removes them. Prune keeps their
+// IDs, so a sender that repeats one gets [ErrPruned] and nothing is printed again, until
+// [Outbox.ForgetIDs] lets go of them.
 package outbox

@@ -67,6 +67,9 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte(`{"seq":1,"id":"a","printer":"line1","job":{"labelName":"L"},"expireAfter":86400000000000,"state":"pending","attempts":0,"enqueued":"2026-01-01T00:00:00Z","updated":"2026-01-01T00:00:00Z"}`))
 	f.Add([]byte(`{"seq":2,"id":"b","job":{"labelName":"L","x":[1]},"state":"sent","response":{"q":1}}`))
 	f.Add([]byte(`{"seq":3,"id":"c","job":[],"state":"unknown"}`))
+	f.Add([]byte(`{"seq":4,"id":"d","printer":"line1","kind":"trigger","state":"pending"}`))
+	f.Add([]byte(`{"seq":5,"id":"e","kind":"deselect","job":{},"state":"sent"}`))
+	f.Add([]byte(`{"seq":6,"id":"f","kind":"print","job":{"labelName":"L"},"state":"sent"}`))
 	f.Add([]byte(`{"seq":0}`))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -86,7 +89,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a stored record does not decode: %v\n%s", err, stored)
 		}
-		if r2.ID != e.ID || r2.State != e.State || r2.Seq != r.Seq {
+		if r2.ID != e.ID || r2.State != e.State || r2.Seq != r.Seq || r2.kind() != e.Kind {
 			t.Fatalf("record changed: %+v vs %+v", r, r2)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,9 +34,12 @@ func TestMain(m *testing.M) {
 // reaches it with the status the printer answered, in arrival order, and answers 503 for
 // printers marked down.
 type recorder struct {
-	mu   sync.Mutex
-	jobs []seenJob
-	down map[string]bool
+	mu    sync.Mutex
+	jobs  []seenJob
+	posts []string // every POST that reached the simulator: "printers/line1/trigger", "printJob <desc>"
+	down  map[string]bool
+	// ready, when set, holds back every printJob until it is closed: the test's label is stored.
+	ready chan struct{}
 	// onJob, when set, is called for every printJob instead of serving it; it may call serve,
 	// and returning false hangs up without an answer (whatever serve wrote is not sent).
 	onJob func(desc string, serve func()) bool
@@ -43,9 +47,21 @@ type recorder struct {
 
 func (rec *recorder) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && !strings.HasSuffix(r.URL.Path, "/printJob") {
+			rec.mu.Lock()
+			rec.posts = append(rec.posts, strings.TrimPrefix(r.URL.Path, "/api/v3/"))
+			rec.mu.Unlock()
+		}
 		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/printJob") {
 			next.ServeHTTP(w, r)
 			return
+		}
+		if rec.ready != nil {
+			select {
+			case <-rec.ready:
+			case <-r.Context().Done():
+				return
+			}
 		}
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -56,6 +72,9 @@ func (rec *recorder) wrap(next http.Handler) http.Handler {
 			Description string `json:"description"`
 		}
 		_ = json.Unmarshal(body, &j)
+		rec.mu.Lock()
+		rec.posts = append(rec.posts, strings.TrimPrefix(r.URL.Path, "/api/v3/")+" "+j.Description)
+		rec.mu.Unlock()
 		printer := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v3/printers/"), "/printJob")
 		rec.mu.Lock()
 		down := rec.down[printer]
@@ -135,18 +154,25 @@ func (rec *recorder) setOnJob(f func(desc string, serve func()) bool) {
 }
 
 // received returns the descriptions of the print jobs the printer acted on, in order: every
-// one that reached it except those it answered 429 or 503 ("not now", before looking at the
-// job).
+// one that reached it except those it answered 408, 429 or 503 ("not now", before looking at
+// the job).
 func (rec *recorder) received() []string {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	var out []string
 	for _, j := range rec.jobs {
-		if j.status != http.StatusServiceUnavailable && j.status != http.StatusTooManyRequests {
+		if j.status != http.StatusServiceUnavailable && j.status != http.StatusTooManyRequests && j.status != http.StatusRequestTimeout {
 			out = append(out, j.desc)
 		}
 	}
 	return out
+}
+
+// sentPosts returns the POSTs that reached the simulator, in order.
+func (rec *recorder) sentPosts() []string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return slices.Clone(rec.posts)
 }
 
 // counts returns how many print jobs with each description reached the simulator.
@@ -168,13 +194,15 @@ func startSim(t testing.TB, ln net.Listener) (*printersim.Server, *recorder) {
 			t.Fatal(err)
 		}
 	}
-	rec := &recorder{}
+	// A client may be waiting for this address already: its print jobs wait for the label.
+	rec := &recorder{ready: make(chan struct{})}
 	srv := printersim.Serve(ln, printersim.New(printersim.WithPrinters("line1", "line2")), rec.wrap)
 	t.Cleanup(srv.Close)
 	c := newClient(t, srv.URL)
 	if err := c.Labels.Put(context.Background(), "L", json.RawMessage(`{"format":3}`)); err != nil {
 		t.Fatal(err)
 	}
+	close(rec.ready)
 	return srv, rec
 }
 

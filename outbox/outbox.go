@@ -28,7 +28,7 @@ const (
 	Pending   State = "pending"   // waiting to be sent
 	Sending   State = "sending"   // committed as being sent; becomes Unknown if the process dies here
 	Sent      State = "sent"      // the printer answered 2xx
-	Rejected  State = "rejected"  // the printer answered 4xx: sending again cannot help
+	Rejected  State = "rejected"  // the printer answered 4xx (not 408 or 429): sending again cannot help
 	Unknown   State = "unknown"   // it may or may not have reached the printer; a person decides
 	Expired   State = "expired"   // not sent before its ExpireAfter
 	Cancelled State = "cancelled" // cancelled before it was sent, or dropped after Unknown
@@ -47,12 +47,61 @@ func (s State) final() bool {
 	return s == Sent || s == Rejected || s == Expired || s == Cancelled
 }
 
-// Intent is one print order as the caller hands it over.
+// settled reports whether s changes no more without a person: the states Wait returns on.
+func (s State) settled() bool { return s.final() || s == Unknown }
+
+// Kind is what an entry asks of its printer when it is due. Entries of every kind share their
+// printer's queue: one at a time, in enqueue order.
+type Kind uint8
+
+// The kinds of intent. The zero value is KindPrintJob, so an Intent that names no Kind sends
+// its Job, as before kinds existed.
+const (
+	// KindPrintJob selects Intent.Job on the printer, as Printers.PrintJob does. The Job must
+	// not be empty: an empty printJob body deselects every job, which needs KindDeselect.
+	KindPrintJob Kind = iota
+	// KindDeselect deselects every job on the printer with an empty printJob body, as
+	// Printers.DeselectJobs does. Its Job must be empty.
+	KindDeselect
+	// KindTrigger triggers one print, as Printers.Trigger does. Its Job must be empty, and it
+	// needs a named Printer: the contract has no single-printer trigger.
+	KindTrigger
+)
+
+// String names the kind as the file and labelctl do: "printJob", "deselect" or "trigger".
+func (k Kind) String() string {
+	switch k {
+	case KindPrintJob:
+		return "printJob"
+	case KindDeselect:
+		return "deselect"
+	case KindTrigger:
+		return "trigger"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// parseKind reads a kind as the file stores it; "" is KindPrintJob, as in files written before
+// kinds existed.
+func parseKind(s string) (Kind, bool) {
+	switch s {
+	case "", "printJob":
+		return KindPrintJob, true
+	case "deselect":
+		return KindDeselect, true
+	case "trigger":
+		return KindTrigger, true
+	}
+	return 0, false
+}
+
+// Intent is one order for a printer as the caller hands it over.
 type Intent struct {
 	ID          string                // the caller's key (an order line, a pallet); "" generates one
-	Printer     string                // "" = the single-printer path
-	Job         labelprinter.PrintJob // validated at Enqueue
+	Printer     string                // "" = the single-printer path (not for KindTrigger)
+	Job         labelprinter.PrintJob // validated at Enqueue; empty unless Kind is KindPrintJob
 	ExpireAfter time.Duration         // default 24h
+	Kind        Kind                  // what is sent; the zero value sends Job
 }
 
 // Entry is an intent with its delivery record, as Get and List return it. Job.Extra values
@@ -60,11 +109,11 @@ type Intent struct {
 type Entry struct {
 	Intent
 	State    State           // where it is now
-	Attempts int             // printJob requests sent for it, each committed before it went out
+	Attempts int             // requests sent for it (printJob or trigger), each committed before it went out
 	Enqueued time.Time       // when Enqueue committed it; ExpireAfter counts from here
 	Updated  time.Time       // its last change of state; Prune counts from here
-	Error    string          // the last error, if any
-	Response json.RawMessage // the printer's answer, once Sent
+	Error    string          // the last error, if any (without the SDK's own count of dials: Attempts is the count)
+	Response json.RawMessage // the printer's answer, once Sent (nil when its body was empty)
 }
 
 // Errors of the outbox. Match them with errors.Is; the returned errors add the entry or file.
@@ -74,6 +123,10 @@ var (
 	// ErrWrongState is returned by Cancel and Resend for an entry whose state does not allow
 	// the change; nothing is changed.
 	ErrWrongState = errors.New("outbox: the entry's state does not allow this")
+	// ErrPruned is returned by Enqueue for the ID of an entry that Prune removed: it was
+	// settled once and is not taken again. Get of such an ID matches it too, beside
+	// ErrNotFound.
+	ErrPruned = errors.New("outbox: the ID belongs to a pruned entry")
 	// ErrLocked is returned by Open when another Outbox, in this process or another, has the
 	// file open.
 	ErrLocked = errors.New("outbox: the file is in use by another outbox")
@@ -90,8 +143,10 @@ const (
 	lockTimeout = 500 * time.Millisecond
 	// maxIDLen bounds an intent's ID, which is a key in the file and a column in listings.
 	maxIDLen = 256
-	// formatVersion marks a file as an outbox of this layout.
-	formatVersion = "go-labelprinter outbox 1"
+	// formatVersion marks a file as an outbox of this layout: entries of every kind and the IDs
+	// of pruned entries. formatV1, the layout before both, is read and brought up to it.
+	formatVersion = "go-labelprinter outbox 2"
+	formatV1      = "go-labelprinter outbox 1"
 	// batchDelay and batchSize tune bbolt's group commit of concurrent writes (see write): a
 	// batch commits as soon as 16 writes have joined it, or 0.5 ms after the first one did.
 	batchDelay = 500 * time.Microsecond
@@ -102,6 +157,7 @@ var (
 	bucketMeta    = []byte("outbox")
 	bucketEntries = []byte("entries") // sequence number -> record
 	bucketIDs     = []byte("ids")     // ID -> sequence number
+	bucketPruned  = []byte("pruned")  // ID of a pruned entry -> its tombstone
 	keyFormat     = []byte("format")
 )
 
@@ -110,13 +166,14 @@ var (
 type Option func(*options) error
 
 type options struct {
-	retry  time.Duration
-	logger *slog.Logger
+	retry    time.Duration
+	logger   *slog.Logger
+	onChange func(Entry)
 }
 
 // WithRetryInterval sets the first wait before resending a Pending entry after a failure
 // (default 1s); each further failure of the same entry doubles it, up to 1 min (or d, if d
-// is longer). A Retry-After from the printer's 429 or 503 is honoured up to that cap.
+// is longer). A Retry-After from the printer's 408, 429 or 503 is honoured up to that cap.
 func WithRetryInterval(d time.Duration) Option {
 	return func(o *options) error {
 		if d <= 0 {
@@ -151,10 +208,16 @@ type Outbox struct {
 	// writers counts writes in flight: a lone write commits at once, concurrent ones are
 	// grouped by bbolt's Batch.
 	writers atomic.Int32
-	// curTx is the write transaction whose commit is already counted; it is only touched inside
-	// write transactions, which bbolt runs one at a time.
-	curTx   *bolt.Tx
-	commits atomic.Int64
+	// curTx is the write transaction whose commit handler is registered, and curChanges the
+	// records it changed; they are only touched inside write transactions, which bbolt runs
+	// one at a time.
+	curTx      *bolt.Tx
+	curChanges *txChanges
+	commits    atomic.Int64
+	notify     *notifier // nil without WithStateChange
+
+	waitMu  sync.Mutex
+	waiters map[string][]chan struct{} // closed by the commit that changes the entry
 
 	// gate is held shared by Enqueue and the readers and exclusively by Cancel, Resend and
 	// Close, so that every Pending entry in the file is also in the index when they look.
@@ -212,6 +275,10 @@ func Open(path string, c *labelprinter.Client, opts ...Option) (*Outbox, error) 
 		lanes:   map[string]*lane{},
 		wake:    make(chan struct{}, 1),
 		closing: make(chan struct{}),
+		waiters: map[string][]chan struct{}{},
+	}
+	if o.onChange != nil {
+		ob.notify = newNotifier(o.onChange)
 	}
 	if err := ob.load(path); err != nil {
 		_ = db.Close()
@@ -220,12 +287,17 @@ func Open(path string, c *labelprinter.Client, opts ...Option) (*Outbox, error) 
 	return ob, nil
 }
 
-// load checks the file's format (creating the buckets of a new file), turns Sending entries to
-// Unknown and builds the index of Pending ones, in one transaction.
+// load checks the file's format (creating the buckets of a new file, and bringing a file of
+// the first format up to this one), turns Sending entries to Unknown and builds the index of
+// Pending ones, in one transaction.
 func (o *Outbox) load(path string) error {
 	var unknown []*record
 	err := o.db.Update(func(tx *bolt.Tx) error {
 		o.track(tx)
+		if o.notify != nil {
+			// The first transaction: the notifier counts commits from here.
+			o.notify.next = uint64(tx.ID())
+		}
 		unknown = unknown[:0]
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
@@ -241,17 +313,29 @@ func (o *Outbox) load(path string) error {
 			if err := m.Put(keyFormat, []byte(formatVersion)); err != nil {
 				return err
 			}
-			if _, err := tx.CreateBucket(bucketEntries); err != nil {
+			for _, b := range [][]byte{bucketEntries, bucketIDs, bucketPruned} {
+				if _, err := tx.CreateBucket(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		switch f := meta.Get(keyFormat); {
+		case bytes.Equal(f, []byte(formatVersion)):
+		case bytes.Equal(f, []byte(formatV1)):
+			// The first format lacks kinds and pruned IDs; its entries read unchanged. The new
+			// mark keeps a version that knows neither from misreading the file afterwards.
+			if _, err := tx.CreateBucketIfNotExists(bucketPruned); err != nil {
 				return err
 			}
-			_, err = tx.CreateBucket(bucketIDs)
-			return err
-		}
-		if f := meta.Get(keyFormat); !bytes.Equal(f, []byte(formatVersion)) {
-			return fmt.Errorf("outbox: %s has format %q; this version reads %q", path, f, formatVersion)
+			if err := meta.Put(keyFormat, []byte(formatVersion)); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("outbox: %s has format %q; this version reads %q and %q", path, f, formatVersion, formatV1)
 		}
 		entries := tx.Bucket(bucketEntries)
-		if entries == nil || tx.Bucket(bucketIDs) == nil {
+		if entries == nil || tx.Bucket(bucketIDs) == nil || tx.Bucket(bucketPruned) == nil {
 			return fmt.Errorf("outbox: %s is not an outbox file: buckets missing", path)
 		}
 		now := o.now().UTC()
@@ -268,7 +352,7 @@ func (o *Outbox) load(path string) error {
 			case Sending:
 				r.State = Unknown
 				r.Updated = now
-				r.Error = "the process stopped while the print job was being sent; it may or may not have reached the printer"
+				r.Error = "the process stopped while the request was being sent; it may or may not have reached the printer"
 				b, err := r.encode()
 				if err != nil {
 					return err
@@ -276,6 +360,7 @@ func (o *Outbox) load(path string) error {
 				if err := entries.Put(bytes.Clone(k), b); err != nil {
 					return err
 				}
+				o.changed(r)
 				unknown = append(unknown, r)
 			case Pending:
 				o.insert(newItem(r))
@@ -292,31 +377,29 @@ func (o *Outbox) load(path string) error {
 	return nil
 }
 
-// track counts the commit of tx once, however many batched writes share it. bbolt runs write
-// transactions one at a time, so curTx needs no lock of its own.
-func (o *Outbox) track(tx *bolt.Tx) {
-	if o.curTx == tx {
-		return
-	}
-	o.curTx = tx
-	tx.OnCommit(func() { o.commits.Add(1) })
-}
-
 // write commits fn durably. A write with no other in flight commits at once; concurrent ones
 // go through bbolt's Batch, which runs them in one transaction and one fsync. Batch may run fn
 // more than once, so fn must set everything it reports from scratch on each run.
 func (o *Outbox) write(fn func(*bolt.Tx) error) error {
+	tracked := func(tx *bolt.Tx) error {
+		o.track(tx)
+		return fn(tx)
+	}
 	defer o.writers.Add(-1)
 	if o.writers.Add(1) == 1 {
-		return o.db.Update(fn)
+		return o.db.Update(tracked)
 	}
-	return o.db.Batch(fn)
+	return o.db.Batch(tracked)
 }
 
 // Enqueue stores in as a Pending entry and returns it once it is committed and fsynced. An
-// ID already in the outbox returns the existing entry, whatever its state, and adds nothing.
-// The job and the printer name are checked first and a bad one wraps
-// labelprinter.ErrInvalidArgument. ctx is checked before the write, which is not interrupted.
+// ID already in the outbox returns the existing entry, whatever its state, and adds nothing;
+// the ID of an entry Prune removed adds nothing either and returns an error matching
+// ErrPruned (until ForgetIDs lets go of it).
+// The intent is checked first and a bad one wraps labelprinter.ErrInvalidArgument: the job (a
+// KindPrintJob needs a job the SDK would send, the other kinds an empty one), the printer
+// name (KindTrigger needs one), the ID and ExpireAfter. ctx is checked before the write, which
+// is not interrupted.
 func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 	if ctx == nil {
 		return Entry{}, invalid("Enqueue", "nil context")
@@ -340,10 +423,7 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 	case in.ExpireAfter == 0:
 		in.ExpireAfter = defaultExpireAfter
 	}
-	if err := in.Job.Validate(); err != nil {
-		return Entry{}, err
-	}
-	body, err := in.Job.MarshalJSON()
+	body, err := checkJob(in)
 	if err != nil {
 		return Entry{}, err
 	}
@@ -356,6 +436,8 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 	// A repeated ID is answered from a read, which costs no commit.
 	if r, err := o.lookup(in.ID); err == nil {
 		return r.entry()
+	} else if errors.Is(err, ErrPruned) {
+		return Entry{}, prunedEnqueue(in.ID, err)
 	} else if !errors.Is(err, ErrNotFound) {
 		return Entry{}, err
 	}
@@ -366,7 +448,6 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 		created bool
 	)
 	err = o.write(func(tx *bolt.Tx) error {
-		o.track(tx)
 		stored, created = nil, false
 		entries, ids := tx.Bucket(bucketEntries), tx.Bucket(bucketIDs)
 		if k := ids.Get([]byte(in.ID)); k != nil {
@@ -377,12 +458,15 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 			stored = r
 			return nil
 		}
+		if err := pruned(tx, in.ID); err != nil {
+			return err
+		}
 		seq, err := entries.NextSequence()
 		if err != nil {
 			return err
 		}
-		r := &record{Seq: seq, ID: in.ID, Printer: in.Printer, Job: body, ExpireAfter: in.ExpireAfter,
-			State: Pending, Enqueued: now, Updated: now}
+		r := &record{Seq: seq, ID: in.ID, Printer: in.Printer, Kind: kindName(in.Kind), Job: body,
+			ExpireAfter: in.ExpireAfter, State: Pending, Enqueued: now, Updated: now}
 		b, err := r.encode()
 		if err != nil {
 			return err
@@ -395,8 +479,12 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 			return err
 		}
 		stored, created = r, true
+		o.changed(r)
 		return nil
 	})
+	if errors.Is(err, ErrPruned) {
+		return Entry{}, prunedEnqueue(in.ID, err)
+	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("outbox: enqueue %q: %w", in.ID, err)
 	}
@@ -415,7 +503,7 @@ func (o *Outbox) lookup(id string) (*record, error) {
 	err := o.db.View(func(tx *bolt.Tx) error {
 		k := tx.Bucket(bucketIDs).Get([]byte(id))
 		if k == nil {
-			return fmt.Errorf("%w: %q", ErrNotFound, id)
+			return notFound(tx, id)
 		}
 		var err error
 		r, err = decodeRecord(tx.Bucket(bucketEntries).Get(k))
@@ -424,7 +512,8 @@ func (o *Outbox) lookup(id string) (*record, error) {
 	return r, err
 }
 
-// Get returns the entry with id, or an error matching ErrNotFound.
+// Get returns the entry with id, or an error matching ErrNotFound; for the ID of a pruned
+// entry the error also matches ErrPruned and says what became of it.
 func (o *Outbox) Get(id string) (Entry, error) {
 	o.gate.RLock()
 	defer o.gate.RUnlock()
@@ -562,11 +651,10 @@ func (o *Outbox) Resend(id string) error {
 func (o *Outbox) change(id string, f func(*record) error) error {
 	now := o.now().UTC().Round(0)
 	return o.write(func(tx *bolt.Tx) error {
-		o.track(tx)
 		entries := tx.Bucket(bucketEntries)
 		k := tx.Bucket(bucketIDs).Get([]byte(id))
 		if k == nil {
-			return fmt.Errorf("%w: %q", ErrNotFound, id)
+			return notFound(tx, id)
 		}
 		r, err := decodeRecord(entries.Get(k))
 		if err != nil {
@@ -580,64 +668,15 @@ func (o *Outbox) change(id string, f func(*record) error) error {
 		if err != nil {
 			return err
 		}
+		o.changed(r)
 		return entries.Put(bytes.Clone(k), b)
 	})
 }
 
-// Prune removes the entries in final states (Sent, Rejected, Expired, Cancelled) whose last
-// change is older than olderThan, and returns how many it removed. Pending, Sending and
-// Unknown entries are never removed.
-func (o *Outbox) Prune(olderThan time.Duration) (int, error) {
-	if olderThan < 0 {
-		return 0, invalid("Prune", "olderThan is negative (%v)", olderThan)
-	}
-	o.gate.RLock()
-	defer o.gate.RUnlock()
-	if o.closed {
-		return 0, errClosed
-	}
-	cutoff := o.now().Add(-olderThan)
-	var n int
-	err := o.write(func(tx *bolt.Tx) error {
-		o.track(tx)
-		n = 0
-		entries, ids := tx.Bucket(bucketEntries), tx.Bucket(bucketIDs)
-		var doomed [][]byte
-		var doomedIDs []string
-		err := entries.ForEach(func(k, v []byte) error {
-			r, err := decodeRecord(v)
-			if err != nil {
-				return err
-			}
-			if r.State.final() && r.Updated.Before(cutoff) {
-				doomed = append(doomed, bytes.Clone(k))
-				doomedIDs = append(doomedIDs, r.ID)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for i, k := range doomed {
-			if err := entries.Delete(k); err != nil {
-				return err
-			}
-			if err := ids.Delete([]byte(doomedIDs[i])); err != nil {
-				return err
-			}
-		}
-		n = len(doomed)
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	return n, nil
-}
-
-// Close stops a running Run (letting a print job in flight settle first, as when its context
-// ends), waits for it, and closes the file. Calls after Close fail; Close itself can be called
-// again.
+// Close stops a running Run (letting a request in flight settle first, as when its context
+// ends), waits for it, ends every Wait, hands the last changes to the WithStateChange callback
+// and waits for it to return, and closes the file. Calls after Close fail; Close itself can be
+// called again.
 func (o *Outbox) Close() error {
 	o.mu.Lock()
 	if !o.closeReq {
@@ -650,11 +689,17 @@ func (o *Outbox) Close() error {
 		<-done
 	}
 	o.gate.Lock()
-	defer o.gate.Unlock()
-	if o.closed {
+	first := !o.closed
+	o.closed = true // nothing writes from here on
+	o.gate.Unlock()
+	if !first {
 		return nil
 	}
-	o.closed = true
+	// Outside the gate, so the callback may still call Get (and be told the outbox is closed)
+	// without waiting for Close.
+	if o.notify != nil {
+		o.notify.stop()
+	}
 	return o.db.Close()
 }
 
@@ -684,6 +729,27 @@ func checkText(what, s string) error {
 		}
 	}
 	return nil
+}
+
+// checkJob checks the job against the intent's kind and returns the body to store: the job's
+// JSON for KindPrintJob, nothing for the others, which send no job.
+func checkJob(in Intent) (json.RawMessage, error) {
+	switch in.Kind {
+	case KindPrintJob:
+		if err := in.Job.Validate(); err != nil {
+			return nil, err
+		}
+		return in.Job.MarshalJSON()
+	case KindDeselect, KindTrigger:
+		if b, err := in.Job.MarshalJSON(); err != nil || string(b) != "{}" {
+			return nil, invalid("Enqueue", "a %s intent sends no job; Job must be empty", in.Kind)
+		}
+		if in.Kind == KindTrigger && in.Printer == "" {
+			return nil, invalid("Enqueue", "a trigger needs a printer name: the contract has no single-printer trigger")
+		}
+		return nil, nil
+	}
+	return nil, invalid("Enqueue", "unknown kind %v", in.Kind)
 }
 
 // checkPrinter applies the SDK's rules for a printer name (TestPrinterNamesAgreeWithSDK holds

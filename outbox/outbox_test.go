@@ -570,14 +570,102 @@ func TestPrune(t *testing.T) {
 	if !slices.Equal(ids(left), []string{"unknown", "pending"}) {
 		t.Errorf("left %v", ids(left))
 	}
-	if _, err := ob.Get("sent"); !errors.Is(err, ErrNotFound) {
+	if _, err := ob.Get("sent"); !errors.Is(err, ErrNotFound) || !errors.Is(err, ErrPruned) {
 		t.Errorf("pruned entry: %v", err)
-	}
-	if e := enqueue(t, ob, Intent{ID: "sent", Job: job("again")}); e.State != Pending {
-		t.Errorf("a pruned ID enqueued again: %s", e.State)
 	}
 	if _, err := ob.Prune(-time.Second); !isInvalid(err) {
 		t.Errorf("negative Prune: %v", err)
+	}
+}
+
+// TestPruneKeepsIDs: an ERP re-sends an order whose entry was pruned; it is not printed again
+// until ForgetIDs lets go of its ID.
+func TestPruneKeepsIDs(t *testing.T) {
+	srv, rec := startSim(t, nil)
+	ob, path := openOutbox(t, newClient(t, srv.URL))
+	running(t, ob)
+	ctx := context.Background()
+	enqueue(t, ob, Intent{ID: "order-4711/1", Printer: "line1", Job: job("order-4711/1")})
+	if e, err := ob.Wait(ctx, "order-4711/1"); err != nil || e.State != Sent {
+		t.Fatalf("%s, %v", e.State, err)
+	}
+	enqueue(t, ob, Intent{ID: "order-4711/2", Printer: "line1", Job: job("order-4711/2")})
+	if _, err := ob.Wait(ctx, "order-4711/2"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ob.Prune(0); err != nil || n != 2 {
+		t.Fatalf("Prune: %d, %v", n, err)
+	}
+	before := ob.commits.Load()
+	_, err := ob.Enqueue(ctx, Intent{ID: "order-4711/1", Printer: "line1", Job: job("order-4711/1")})
+	if !errors.Is(err, ErrPruned) || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "sent") {
+		t.Errorf("Enqueue of a pruned ID: %v", err)
+	}
+	if n := ob.commits.Load() - before; n != 0 {
+		t.Errorf("the refused Enqueue cost %d commits", n)
+	}
+	for _, f := range []func(string) error{ob.Cancel, ob.Resend} {
+		if err := f("order-4711/1"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Cancel/Resend of a pruned ID: %v", err)
+		}
+	}
+	if _, err := ob.Wait(ctx, "order-4711/1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Wait on a pruned ID: %v", err)
+	}
+	if all, _ := ob.List(); len(all) != 0 {
+		t.Errorf("List sees pruned entries: %v", ids(all))
+	}
+
+	// The IDs are in the file: they survive a restart.
+	ob.Close()
+	ob, err = Open(path, newClient(t, srv.URL), WithRetryInterval(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ob.Close() })
+	running(t, ob)
+	if _, err := ob.Enqueue(ctx, Intent{ID: "order-4711/2", Printer: "line1", Job: job("order-4711/2")}); !errors.Is(err, ErrPruned) {
+		t.Errorf("after reopening: %v", err)
+	}
+
+	if n, err := ob.ForgetIDs(time.Hour); err != nil || n != 0 {
+		t.Errorf("ForgetIDs(1h) right away: %d, %v", n, err)
+	}
+	if _, err := ob.ForgetIDs(-time.Second); !isInvalid(err) {
+		t.Errorf("negative ForgetIDs: %v", err)
+	}
+	time.Sleep(time.Millisecond) // the clock must move past the prune's time
+	if n, err := ob.ForgetIDs(0); err != nil || n != 2 {
+		t.Errorf("ForgetIDs(0): %d, %v", n, err)
+	}
+	// Forgotten: the same ID is a new order and is sent again, as ForgetIDs says.
+	enqueue(t, ob, Intent{ID: "order-4711/1", Printer: "line1", Job: job("order-4711/1")})
+	if e, err := ob.Wait(ctx, "order-4711/1"); err != nil || e.State != Sent {
+		t.Errorf("after ForgetIDs: %s, %v", e.State, err)
+	}
+	if c := rec.counts(); c["order-4711/1"] != 2 || c["order-4711/2"] != 1 {
+		t.Errorf("printed %v", c)
+	}
+}
+
+// TestPruneFirstFormat: a file of the first format is pruned like any other and keeps the IDs.
+func TestPruneFirstFormat(t *testing.T) {
+	ob, err := Open(copyFile(t, "testdata/v1.outbox"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	if n, err := ob.Prune(0); err != nil || n != 3 { // sent, rejected, cancelled
+		t.Fatalf("Prune: %d, %v", n, err)
+	}
+	for _, id := range []string{"v1-sent", "v1-rejected", "v1-cancelled"} {
+		if _, err := ob.Enqueue(context.Background(), Intent{ID: id, Job: job(id)}); !errors.Is(err, ErrPruned) {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	left, _ := ob.List()
+	if !slices.Equal(ids(left), []string{"v1-unknown", "v1-sending", "v1-pending1", "v1-pending2", "v1-pending3"}) {
+		t.Errorf("left %v", ids(left))
 	}
 }
 
@@ -787,4 +875,109 @@ func ids(es []Entry) []string {
 		out[i] = e.ID
 	}
 	return out
+}
+
+// TestRequestTimeoutIsRetried: 408 says the printer did not process the request, so the entry
+// goes back to Pending and is sent again, like 429 and 503; 504, from a proxy that gave up
+// waiting, leaves the outcome open.
+func TestRequestTimeoutIsRetried(t *testing.T) {
+	srv, rec := startSim(t, nil)
+	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 2, Status: 408})
+	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	enqueue(t, ob, Intent{ID: "slow", Printer: "line1", Job: job("slow")})
+	running(t, ob)
+	if e, err := ob.Wait(context.Background(), "slow"); err != nil || e.State != Sent || e.Attempts != 3 {
+		t.Errorf("slow: %s after %d attempts, %v", e.State, e.Attempts, err)
+	}
+	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/trigger", Times: 1, Status: 408})
+	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 1, Status: 504})
+	enqueue(t, ob, Intent{ID: "t", Printer: "line1", Kind: KindTrigger})
+	enqueue(t, ob, Intent{ID: "gateway", Printer: "line1", Job: job("gateway")})
+	if e, err := ob.Wait(context.Background(), "t"); err != nil || e.State != Sent || e.Attempts != 2 {
+		t.Errorf("trigger after a 408: %s after %d attempts (%s), %v", e.State, e.Attempts, e.Error, err)
+	}
+	if e, err := ob.Wait(context.Background(), "gateway"); err != nil || e.State != Unknown || e.Attempts != 1 {
+		t.Errorf("504: %s after %d attempts, %v", e.State, e.Attempts, err)
+	}
+	if c := rec.counts(); c["slow"] != 1 {
+		t.Errorf("served %v", c)
+	}
+}
+
+// outcomeServerError is an error of the kind the SDK returns for a printJob answered 500, 502
+// or 504: it matches both ErrOutcomeUnknown and ErrServer.
+type outcomeServerError struct{ status int }
+
+func (e outcomeServerError) Error() string { return fmt.Sprint("status ", e.status) }
+func (e outcomeServerError) Is(target error) bool {
+	return target == labelprinter.ErrOutcomeUnknown || target == labelprinter.ErrServer
+}
+
+func TestClassify(t *testing.T) {
+	api := func(status int) error { return &labelprinter.APIError{StatusCode: status, Method: "POST", Path: "/p"} }
+	for _, tc := range []struct {
+		err  error
+		want State
+	}{
+		{nil, Sent},
+		{api(400), Rejected}, {api(404), Rejected}, {api(409), Rejected},
+		{api(408), Pending}, {api(429), Pending}, {api(503), Pending},
+		{api(500), Unknown}, {api(502), Unknown}, {api(504), Unknown}, {api(302), Unknown},
+		{fmt.Errorf("wrapped: %w", api(408)), Pending},
+		{outcomeServerError{500}, Unknown}, {fmt.Errorf("wrapped: %w", outcomeServerError{504}), Unknown},
+		{&labelprinter.TransportError{Method: "POST", Path: "/p", MaybeSent: true, Err: errors.New("reset")}, Unknown},
+		{&labelprinter.TransportError{Method: "POST", Path: "/p", Err: errors.New("refused")}, Pending},
+		{&labelprinter.DecodeError{StatusCode: 200, Err: errors.New("bad")}, Sent},
+		{&labelprinter.RedirectError{StatusCode: 307}, Unknown},
+		{fmt.Errorf("%w: x", labelprinter.ErrInvalidArgument), Rejected},
+	} {
+		if got, _ := classify(tc.err); got != tc.want {
+			t.Errorf("classify(%v) = %s, want %s", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestDrain: Drain sends what is due and returns once nothing is in flight; a printer that
+// is not there keeps its head Pending, and what is behind it, for the next run.
+func TestDrain(t *testing.T) {
+	srv, rec := startSim(t, nil)
+	rec.setDown("line2", true)
+	ob, _ := openOutbox(t, newClient(t, srv.URL), WithRetryInterval(time.Hour))
+	ctx := context.Background()
+	if err := ob.Drain(ctx); err != nil {
+		t.Fatalf("Drain of an empty outbox: %v", err)
+	}
+	for _, id := range []string{"a1", "b1", "a2", "a3", "b2"} {
+		p := map[byte]string{'a': "line1", 'b': "line2"}[id[0]]
+		enqueue(t, ob, Intent{ID: id, Printer: p, Job: job(id)})
+	}
+	if err := ob.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		state    State
+		attempts int
+	}{"a1": {Sent, 1}, "a2": {Sent, 1}, "a3": {Sent, 1}, "b1": {Pending, 1}, "b2": {Pending, 0}}
+	for id, w := range want {
+		if e, _ := ob.Get(id); e.State != w.state || e.Attempts != w.attempts {
+			t.Errorf("%s: %s after %d attempts, want %s after %d", id, e.State, e.Attempts, w.state, w.attempts)
+		}
+	}
+	// Drained: another Drain right away finds nothing due (b1 waits out its hour) and sends nothing.
+	before := srv.Sim.Requests("POST", "/api/v3/printers/{name}/printJob")
+	if err := ob.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Sim.Requests("POST", "/api/v3/printers/{name}/printJob") - before; n != 0 {
+		t.Errorf("a second Drain sent %d", n)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := ob.Drain(cancelled); !errors.Is(err, context.Canceled) {
+		t.Errorf("Drain with an ended context: %v", err)
+	}
+	//lint:ignore SA1012 a nil context on purpose
+	if err := ob.Drain(nil); !isInvalid(err) {
+		t.Errorf("nil context: %v", err)
+	}
 }

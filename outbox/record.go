@@ -17,7 +17,8 @@ type record struct {
 	Seq         uint64          `json:"seq"`
 	ID          string          `json:"id"`
 	Printer     string          `json:"printer,omitempty"`
-	Job         json.RawMessage `json:"job"`
+	Kind        string          `json:"kind,omitempty"` // "" for a printJob, as in the first format
+	Job         json.RawMessage `json:"job,omitempty"`  // the body sent; absent for the other kinds
 	ExpireAfter time.Duration   `json:"expireAfter"`
 	State       State           `json:"state"`
 	Attempts    int             `json:"attempts"`
@@ -35,27 +36,63 @@ func decodeRecord(b []byte) (*record, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("outbox: unreadable entry: %w", err)
 	}
-	if r.ID == "" || r.Seq == 0 || !r.State.valid() || len(r.Job) == 0 {
-		return nil, errors.New("outbox: unreadable entry: missing id, sequence, state or job")
+	if r.ID == "" || r.Seq == 0 || !r.State.valid() {
+		return nil, errors.New("outbox: unreadable entry: missing id, sequence or state")
+	}
+	kind, ok := parseKind(r.Kind)
+	if !ok {
+		return nil, fmt.Errorf("outbox: unreadable entry %q: unknown kind %q", r.ID, r.Kind)
+	}
+	if (kind == KindPrintJob) != (len(r.Job) > 0) {
+		return nil, fmt.Errorf("outbox: unreadable entry %q: a %s entry with a job of %d bytes", r.ID, kind, len(r.Job))
 	}
 	return &r, nil
 }
 
+// kind is the record's Kind; decodeRecord has checked it.
+func (r *record) kind() Kind {
+	k, _ := parseKind(r.Kind)
+	return k
+}
+
+// kindName is k as the file stores it: "" for KindPrintJob, so such entries are stored as in
+// the first format.
+func kindName(k Kind) string {
+	if k == KindPrintJob {
+		return ""
+	}
+	return k.String()
+}
+
 // entry turns a record into what callers see.
 func (r *record) entry() (Entry, error) {
-	job, err := decodeJob(r.Job)
-	if err != nil {
-		return Entry{}, fmt.Errorf("outbox: entry %q: %w", r.ID, err)
+	e := r.view()
+	if r.kind() == KindPrintJob {
+		job, err := decodeJob(r.Job)
+		if err != nil {
+			return Entry{}, fmt.Errorf("outbox: entry %q: %w", r.ID, err)
+		}
+		e.Job = job
 	}
-	return Entry{
-		Intent:   Intent{ID: r.ID, Printer: r.Printer, Job: job, ExpireAfter: r.ExpireAfter},
+	return e, nil
+}
+
+// view is entry for the WithStateChange callback, which has no error to return: a stored job
+// that cannot be read (a damaged file) leaves Job empty.
+func (r *record) view() Entry {
+	e := Entry{
+		Intent:   Intent{ID: r.ID, Printer: r.Printer, Kind: r.kind(), ExpireAfter: r.ExpireAfter},
 		State:    r.State,
 		Attempts: r.Attempts,
 		Enqueued: r.Enqueued,
 		Updated:  r.Updated,
 		Error:    r.Error,
 		Response: r.Response,
-	}, nil
+	}
+	if e.Kind == KindPrintJob {
+		e.Job, _ = decodeJob(r.Job)
+	}
+	return e
 }
 
 // seqKey is the big-endian key of sequence number n, so keys sort in enqueue order.

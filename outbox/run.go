@@ -113,17 +113,28 @@ type delivery struct {
 	err error // a failure of the file; the entry's own outcome is in the file
 }
 
-// Run delivers Pending entries until ctx ends or Close is called, then lets the print jobs in
+// Run delivers Pending entries until ctx ends or Close is called, then lets the requests in
 // flight settle (up to 5 s, after which they are cut off and become Unknown) and returns nil.
 // It wakes at once on Enqueue and Resend, and otherwise sleeps until the next retry or expiry
-// is due. A failure to write the file stops it with that error. Only one Run may be active at
-// a time, and it needs the Client given to Open.
-func (o *Outbox) Run(ctx context.Context) error {
+// is due. A failure to write the file stops it with that error. Only one Run (or Drain) may be
+// active at a time, and it needs the Client given to Open.
+func (o *Outbox) Run(ctx context.Context) error { return o.run(ctx, "Run", false) }
+
+// Drain is Run for a batch job: it delivers every entry that is due, one printer's entries
+// one after the other as Run does, and returns nil once no request is in flight and no entry
+// is due. An entry whose printer failed (no connection, 408, 429, 503) stays Pending, waiting
+// out its retry interval, and holds back the later entries of its printer, which stay
+// Pending too: the next Run or Drain sends them. Every entry Drain sends is settled (or
+// Pending again) when it returns. ctx, Close and a failure of the file end it as they end Run,
+// except that it returns ctx's error (or, after Close, an error) when it had not drained.
+func (o *Outbox) Drain(ctx context.Context) error { return o.run(ctx, "Drain", true) }
+
+func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 	if ctx == nil {
-		return invalid("Run", "nil context")
+		return invalid(op, "nil context")
 	}
 	if o.client == nil {
-		return invalid("Run", "the outbox was opened without a Client")
+		return invalid(op, "the outbox was opened without a Client")
 	}
 	o.mu.Lock()
 	switch {
@@ -132,9 +143,12 @@ func (o *Outbox) Run(ctx context.Context) error {
 		return errClosed
 	case o.running:
 		o.mu.Unlock()
-		return errors.New("outbox: Run is already running")
+		return fmt.Errorf("outbox: %s: Run or Drain is already running", op)
 	}
 	o.running = true
+	if o.notify != nil {
+		o.notify.start() // the owner called Run with the Outbox in hand: the callback may use it
+	}
 	runDone := make(chan struct{})
 	o.runDone = runDone
 	o.mu.Unlock()
@@ -165,6 +179,7 @@ func (o *Outbox) Run(ctx context.Context) error {
 		inFlight int
 		fatal    error
 		stopping bool
+		drained  bool
 	)
 	stop := func() {
 		if !stopping {
@@ -191,9 +206,19 @@ func (o *Outbox) Run(ctx context.Context) error {
 				inFlight++
 				go func(it *item) { done <- delivery{it: it, err: o.deliver(reqCtx, it)} }(it)
 			}
+			if drain && inFlight == 0 {
+				drained = true // nothing due and nothing on its way
+				stop()
+			}
 		}
 		if stopping && inFlight == 0 {
-			return fatal
+			switch {
+			case fatal != nil || !drain || drained:
+				return fatal
+			case ctx.Err() != nil:
+				return ctx.Err()
+			}
+			return errClosed
 		}
 		if !timer.Stop() {
 			select {
@@ -245,7 +270,6 @@ func (o *Outbox) expire() error {
 	stamp := now.UTC().Round(0)
 	var changed []*record
 	err := o.write(func(tx *bolt.Tx) error {
-		o.track(tx)
 		changed = changed[:0]
 		entries := tx.Bucket(bucketEntries)
 		for _, it := range due {
@@ -266,6 +290,7 @@ func (o *Outbox) expire() error {
 			if err := entries.Put(k, b); err != nil {
 				return err
 			}
+			o.changed(r)
 			changed = append(changed, r)
 		}
 		return nil
@@ -330,7 +355,6 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 	var rec *record
 	var skip bool
 	err := o.write(func(tx *bolt.Tx) error {
-		o.track(tx)
 		rec, skip = nil, false
 		entries := tx.Bucket(bucketEntries)
 		r, err := decodeRecord(entries.Get(seqKey(it.seq)))
@@ -349,6 +373,7 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 			return err
 		}
 		rec = r
+		o.changed(r)
 		return entries.Put(seqKey(it.seq), b)
 	})
 	if err != nil {
@@ -368,23 +393,16 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 		answer     json.RawMessage
 		retryAfter time.Duration
 	)
-	job, jerr := decodeJob(rec.Job)
-	if jerr != nil {
-		// Nothing was sent; the stored job can never be sent either.
-		state, errText = Rejected, jerr.Error()
-	} else {
-		resp, perr := o.client.Printers.PrintJob(ctx, rec.Printer, &job)
-		state, retryAfter = classify(perr)
-		if perr != nil {
-			errText = perr.Error()
-		}
-		if state == Sent {
-			answer = resp
-		}
+	resp, perr := o.send(ctx, rec)
+	state, retryAfter = classify(perr)
+	if perr != nil {
+		errText = errorText(perr)
+	}
+	if state == Sent && len(resp) > 0 {
+		answer = resp
 	}
 
 	err = o.write(func(tx *bolt.Tx) error {
-		o.track(tx)
 		r := *rec
 		r.State, r.Error, r.Response = state, errText, answer
 		r.Updated = o.now().UTC().Round(0)
@@ -392,6 +410,7 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 		if err != nil {
 			return err
 		}
+		o.changed(&r)
 		return tx.Bucket(bucketEntries).Put(seqKey(it.seq), b)
 	})
 	if err != nil {
@@ -410,6 +429,35 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 	o.release(it, &state)
 	o.logState(&final, true)
 	return nil
+}
+
+// send makes the request rec's kind asks for.
+func (o *Outbox) send(ctx context.Context, rec *record) (json.RawMessage, error) {
+	switch rec.kind() {
+	case KindDeselect:
+		return o.client.Printers.DeselectJobs(ctx, rec.Printer)
+	case KindTrigger:
+		return o.client.Printers.Trigger(ctx, rec.Printer)
+	}
+	job, err := decodeJob(rec.Job)
+	if err != nil {
+		// Nothing was sent; the stored job can never be sent either (classify: Rejected).
+		return nil, fmt.Errorf("%w: %w", labelprinter.ErrInvalidArgument, err)
+	}
+	return o.client.Printers.PrintJob(ctx, rec.Printer, &job)
+}
+
+// errorText is err as the entry keeps it. A connection the SDK tried several times to make
+// reads "connection refused (after 4 attempts)"; the entry's Attempts counts requests, and a
+// second count in its error would only confuse, so the SDK's is left out there.
+func errorText(err error) string {
+	var te *labelprinter.TransportError
+	if errors.As(err, &te) && te == err && te.Attempts > 1 {
+		once := *te
+		once.Attempts = 1
+		return once.Error()
+	}
+	return err.Error()
 }
 
 // release ends a claim: the item stays at the head of its lane when it is still Pending (or
@@ -451,8 +499,10 @@ func (o *Outbox) backoff(n int, retryAfter time.Duration) time.Duration {
 // classify maps the SDK's answer to a printJob onto the entry's next state, following the
 // SDK's own account of what may have reached the printer (errors.go):
 //   - no error: the printer answered 2xx;
-//   - an *APIError: the printer answered. 429 and 503 say "not now"; any other 4xx says the
-//     job is wrong; any other status (5xx, an unexpected 1xx or 3xx) leaves the outcome open;
+//   - an *APIError: the printer answered. 408, 429 and 503 say "not now" (408: the request
+//     was not processed and may be repeated); any other 4xx says the request is wrong; any
+//     other status (5xx, an unexpected 1xx or 3xx) leaves the outcome open, whether or not the
+//     error also matches ErrOutcomeUnknown;
 //   - ErrOutcomeUnknown (a *TransportError with MaybeSent): the request may have arrived;
 //   - a *DecodeError of a 2xx answer: the printer took the job, its answer was unreadable;
 //   - a *RedirectError: the printer or a proxy answered with a redirect; open;
@@ -471,7 +521,8 @@ func classify(err error) (State, time.Duration) {
 	switch {
 	case errors.As(err, &apiErr):
 		switch {
-		case apiErr.StatusCode == http.StatusTooManyRequests || apiErr.StatusCode == http.StatusServiceUnavailable:
+		case apiErr.StatusCode == http.StatusRequestTimeout || apiErr.StatusCode == http.StatusTooManyRequests ||
+			apiErr.StatusCode == http.StatusServiceUnavailable:
 			return Pending, apiErr.RetryAfter
 		case apiErr.StatusCode >= 400 && apiErr.StatusCode <= 499:
 			return Rejected, 0

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -366,25 +367,18 @@ func (a *app) imagesCommand() *cobra.Command {
 	}
 	get.Flags().StringVar(&file, "file", "", "write the image to this file instead of stdout")
 	var intent string
+	var size int64
 	put := &cobra.Command{
 		Use: "put NAME FILE|-", Short: "Upload a PNG, JPEG or TIFF image, or the JSON form", Args: exactArgs(2, "a name and a file (or - for stdin)"), ValidArgsFunction: complete,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts := &labelprinter.ImagePutOptions{Intent: labelprinter.Intent(intent)}
 			if args[1] == "-" {
-				data, err := io.ReadAll(a.stdin)
-				if err != nil {
-					return err
-				}
-				ct := sniff(data)
-				if ct == "" {
-					return usagef("stdin is not PNG, JPEG, TIFF or the JSON form")
-				}
 				return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
-					if err := c.Images.Put(ctx, args[0], bytes.NewReader(data), ct, opts); err != nil {
-						return err
-					}
-					return a.done("uploaded image %q (%s, %d bytes)", args[0], ct, len(data))
+					return a.putStdin(ctx, c, args[0], size, opts)
 				})
+			}
+			if size != 0 {
+				return usagef("--size is for stdin (-); a file's size is read from the file")
 			}
 			f, err := os.Open(args[1])
 			if err != nil {
@@ -412,6 +406,7 @@ func (a *app) imagesCommand() *cobra.Command {
 			})
 		},
 	}
+	put.Flags().Int64Var(&size, "size", 0, "length of stdin in bytes, sent as Content-Length (without it stdin is sent chunked)")
 	put.Flags().StringVar(&intent, "intent", "", "render intent: RAW, SPOT_COLOR, PERCEPTUAL, RELATIVE_COLORIMETRIC, SATURATION or ABSOLUTE_COLORIMETRIC")
 	_ = put.RegisterFlagCompletionFunc("intent", cobra.FixedCompletions([]string{"RAW", "SPOT_COLOR", "PERCEPTUAL", "RELATIVE_COLORIMETRIC", "SATURATION", "ABSOLUTE_COLORIMETRIC"}, cobra.ShellCompDirectiveNoFileComp))
 	del := &cobra.Command{
@@ -427,6 +422,74 @@ func (a *app) imagesCommand() *cobra.Command {
 	}
 	cmd.AddCommand(list, info, get, put, del, wait)
 	return cmd
+}
+
+// putStdin streams stdin to the image called name: the first bytes are read to tell the
+// content type, the rest follow without being held, so memory stays flat whatever the size.
+// With size the body goes out with that Content-Length; without, it goes chunked, and a
+// printer that wants a length (411) is answered with the flag to pass.
+func (a *app) putStdin(ctx context.Context, c *labelprinter.Client, name string, size int64, opts *labelprinter.ImagePutOptions) error {
+	if size == 0 {
+		size = regularFileLeft(a.stdin) // "< logo.png" tells its length; a pipe does not
+	}
+	head := make([]byte, 512)
+	n, err := io.ReadFull(a.stdin, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("reading stdin: %w", err)
+	}
+	head = head[:n]
+	ct := sniff(head)
+	if ct == "" {
+		return usagef("stdin is not PNG, JPEG, TIFF or the JSON form")
+	}
+	opts.Size = size
+	total := size
+	if total == 0 {
+		total = -1 // unknown: a spinner
+	}
+	bar, finish := a.progress(total, "uploading")
+	// A plain reader, never the *os.File: a pipe cannot seek, and the SDK must not try.
+	body := &countReader{r: io.TeeReader(io.MultiReader(bytes.NewReader(head), a.stdin), bar)}
+	err = c.Images.Put(ctx, name, body, ct, opts)
+	finish()
+	var apiErr *labelprinter.APIError
+	switch {
+	case err == nil:
+		return a.done("uploaded image %q (%s, %d bytes)", name, ct, body.n)
+	case opts.Size == 0 && errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusLengthRequired:
+		return fmt.Errorf("%w; stdin was sent chunked, as its length is unknown: pass --size with its length in bytes", apiErr)
+	}
+	return err
+}
+
+// regularFileLeft returns the bytes left to read in r when it is a regular file (stdin
+// redirected from one), else 0.
+func regularFileLeft(r io.Reader) int64 {
+	f, ok := r.(*os.File)
+	if !ok {
+		return 0
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil || off > st.Size() {
+		return 0
+	}
+	return st.Size() - off
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func (a *app) printInfo(info *labelprinter.ImageInfo) error {
@@ -470,8 +533,13 @@ func (jf *jobFlags) declare(f *pflag.FlagSet) {
 }
 
 // build returns the job the flags describe, checked: a flag left unset is not sent at all, so
-// the printer's own default applies, and a job the SDK would refuse is a usage error.
+// the printer's own default applies, and a job the SDK would refuse is a usage error. The
+// ranges of the numeric flags are checked with every other flag's (flagcheck.go); check says
+// which flags go together, in the flags' own names.
 func (jf *jobFlags) build(f *pflag.FlagSet) (labelprinter.PrintJob, error) {
+	if err := jf.check(); err != nil {
+		return labelprinter.PrintJob{}, err
+	}
 	j := jf.job
 	if f.Changed("queue") {
 		j.Queue = labelprinter.Ptr(jf.queue)
@@ -486,6 +554,33 @@ func (jf *jobFlags) build(f *pflag.FlagSet) (labelprinter.PrintJob, error) {
 		return j, usageError{err}
 	}
 	return j, nil
+}
+
+// check refuses the combinations of job flags the printer cannot act on, before the SDK sees
+// them, so the message names the flags a person typed.
+func (jf *jobFlags) check() error {
+	j := &jf.job
+	if j.LabelName == "" && j.LabelColumn == "" {
+		return usagef("give --label, or --label-column with --table")
+	}
+	if j.Key != "" && (j.TableName == "" || j.KeyColumn == "") {
+		return usagef("--key needs --table and --key-column")
+	}
+	if j.TableName == "" {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{
+			{"--label-column", j.LabelColumn != ""}, {"--key-column", j.KeyColumn != ""},
+			{"--first-row", j.FirstRow != 0}, {"--row-count", j.RowCount != 0},
+			{"--copies-column", j.CopiesColumn != ""}, {"--printed-column", j.PrintedColumn != ""},
+		} {
+			if f.set {
+				return usagef("%s needs --table", f.name)
+			}
+		}
+	}
+	return nil
 }
 
 func (a *app) printCommand() *cobra.Command {
@@ -599,17 +694,26 @@ func (a *app) printCounters(pc *labelprinter.PrintCounters) error {
 
 func (a *app) historyCommand() *cobra.Command {
 	var resolution, start, end string
-	var since time.Duration
+	var since, until time.Duration
 	var chart bool
 	cmd := &cobra.Command{
 		Use: "history", Short: "Show the print history of --printer", Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts := &labelprinter.HistoryOptions{Resolution: labelprinter.Resolution(strings.ToUpper(resolution))}
-			if since > 0 && (start != "" || end != "") {
-				return usagef("give --since or --start/--end, not both")
+			f := cmd.Flags()
+			relative, absolute := f.Changed("since") || f.Changed("until"), f.Changed("start") || f.Changed("end")
+			if relative && absolute {
+				return usagef("give --since/--until or --start/--end, not both")
 			}
-			if since > 0 {
-				opts.Start = time.Now().Add(-since)
+			now := time.Now()
+			if f.Changed("until") && f.Changed("since") && until >= since {
+				return usagef("--since %v --until %v is an empty range: --since must reach further back than --until", since, until)
+			}
+			if f.Changed("since") {
+				opts.Start = now.Add(-since)
+			}
+			if f.Changed("until") {
+				opts.End = now.Add(-until)
 			}
 			for _, t := range []struct {
 				flag, value string
@@ -624,6 +728,9 @@ func (a *app) historyCommand() *cobra.Command {
 				}
 				*t.dst = v
 			}
+			if absolute && !opts.Start.IsZero() && !opts.End.IsZero() && !opts.End.After(opts.Start) {
+				return usagef("--end must be after --start")
+			}
 			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
 				h, err := c.Printers.History(ctx, a.printer, opts)
 				if err != nil {
@@ -637,7 +744,7 @@ func (a *app) historyCommand() *cobra.Command {
 					return err
 				}
 				if chart {
-					return a.chart(buckets)
+					return a.chart(buckets, opts.Resolution)
 				}
 				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "START\tCOUNT")
@@ -650,7 +757,8 @@ func (a *app) historyCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&resolution, "resolution", "", "MINUTES, HOURS, DAYS or WEEKS (default: the printer's, DAYS)")
-	f.DurationVar(&since, "since", 0, "how far back, such as 24h")
+	f.DurationVar(&since, "since", 0, "start of the range, this long ago, such as 24h")
+	f.DurationVar(&until, "until", 0, "end of the range, this long ago (default: now)")
 	f.StringVar(&start, "start", "", "start of the range, RFC 3339")
 	f.StringVar(&end, "end", "", "end of the range, RFC 3339")
 	f.BoolVar(&chart, "chart", false, "draw the counts as a chart")
@@ -658,22 +766,88 @@ func (a *app) historyCommand() *cobra.Command {
 	return cmd
 }
 
-// chart draws the bucket counts in the terminal.
-func (a *app) chart(buckets []labelprinter.Bucket) error {
+// chart draws the bucket counts in the terminal, with the empty buckets the printer leaves
+// out drawn as zero and the bucket start times along the bottom.
+func (a *app) chart(buckets []labelprinter.Bucket, res labelprinter.Resolution) error {
 	if len(buckets) == 0 {
 		_, err := fmt.Fprintln(a.stdout, "no labels printed in this range")
+		return err
+	}
+	step, layout, unit := bucketStep(res)
+	buckets, err := fillBuckets(buckets, step)
+	if err != nil {
 		return err
 	}
 	series := make([]float64, len(buckets))
 	for i, b := range buckets {
 		series[i] = float64(b.Count)
 	}
+	first, last := buckets[0].Start, buckets[len(buckets)-1].Start
 	if len(series) == 1 {
 		series = append(series, series[0])
+		last = last.Add(step)
 	}
-	caption := fmt.Sprintf("labels printed, %s to %s", buckets[0].Start.Format(time.RFC3339), buckets[len(buckets)-1].Start.Format(time.RFC3339))
-	_, err := fmt.Fprintln(a.stdout, asciigraph.Plot(series, asciigraph.Height(10), asciigraph.Caption(caption)))
+	caption := fmt.Sprintf("labels printed per %s, %s to %s", unit, first.Format(time.RFC3339), last.Format(time.RFC3339))
+	// Stretch by a whole number of columns per bucket, so each bucket lands on a column, and
+	// put ticks only where buckets start.
+	gaps := len(series) - 1
+	perGap := max(1, (60+gaps-1)/gaps)
+	ticks := 2
+	for d := 5; d > 1; d-- {
+		if gaps%d == 0 {
+			ticks = d + 1
+			break
+		}
+	}
+	plot := asciigraph.Plot(series, asciigraph.Height(10), asciigraph.Width(gaps*perGap+1),
+		asciigraph.XAxisRange(float64(first.Unix()), float64(last.Unix())), asciigraph.XAxisTickCount(ticks),
+		asciigraph.XAxisValueFormatter(func(v float64) string { return time.Unix(int64(v), 0).UTC().Format(layout) }),
+		asciigraph.Caption(caption))
+	_, err = fmt.Fprintln(a.stdout, plot)
 	return err
+}
+
+// bucketStep is the length of one bucket of res (the printer's default is DAYS), the layout of
+// its times on the chart's axis and its name.
+func bucketStep(res labelprinter.Resolution) (time.Duration, string, string) {
+	switch res {
+	case labelprinter.ResolutionMinutes:
+		return time.Minute, "15:04", "minute"
+	case labelprinter.ResolutionHours:
+		return time.Hour, "01-02 15h", "hour"
+	case labelprinter.ResolutionWeeks:
+		return 7 * 24 * time.Hour, "2006-01-02", "week"
+	}
+	return 24 * time.Hour, "01-02", "day"
+}
+
+// maxChartBuckets bounds the buckets a chart fills in, so a range of years at MINUTES (or a
+// printer's odd times) cannot make labelctl build millions of points.
+const maxChartBuckets = 100_000
+
+// fillBuckets returns buckets with a zero bucket in each gap of step or more, as the printer
+// leaves empty buckets out. A gap within half a step is not filled, so a 25-hour day across a
+// clock change is not taken for two. Buckets out of order are refused, and the result never
+// holds more than maxChartBuckets, whatever times the printer sent.
+func fillBuckets(buckets []labelprinter.Bucket, step time.Duration) ([]labelprinter.Bucket, error) {
+	span := buckets[len(buckets)-1].Start.Sub(buckets[0].Start)
+	if span < 0 || span/step >= maxChartBuckets || len(buckets) > maxChartBuckets {
+		return nil, fmt.Errorf("the history spans %v in buckets of %v, too many to chart; give a shorter range or a coarser --resolution", span, step)
+	}
+	out := make([]labelprinter.Bucket, 0, int(span/step)+1)
+	for i, b := range buckets {
+		if i > 0 {
+			prev := out[len(out)-1].Start
+			if !b.Start.After(prev) {
+				return nil, fmt.Errorf("the printer's history buckets are out of order (%s after %s); see them with -o json", b.Start.Format(time.RFC3339), prev.Format(time.RFC3339))
+			}
+			for t := prev.Add(step); b.Start.Sub(t) >= step/2; t = t.Add(step) {
+				out = append(out, labelprinter.Bucket{Start: t})
+			}
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 func (a *app) statusCommand() *cobra.Command {
@@ -685,10 +859,51 @@ func (a *app) statusCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return a.printRaw(status.Raw)
+				if a.output == "json" {
+					return a.printRaw(status.Raw)
+				}
+				return a.printStatus(status)
 			})
 		},
 	}
+}
+
+// printStatus writes the status as an operator reads it: the printer's state, whether it can
+// print, its red/amber/green summary and errors, then one line per ink.
+func (a *app) printStatus(st *labelprinter.PrinterStatus) error {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	printable := "no"
+	if st.State.Printable() {
+		printable = "yes"
+	}
+	fmt.Fprintf(tw, "STATE\t%s\nPRINTABLE\t%s\nRAG\t%s\nERRORS\t%s\n", st.State, printable, st.RAGStatus, list(st.Errors))
+	var doc struct {
+		Printers []string `json:"printers"`
+	}
+	if json.Unmarshal(st.Raw, &doc) == nil && len(doc.Printers) > 0 {
+		fmt.Fprintf(tw, "PRINTERS\t%s\n", strings.Join(doc.Printers, ", "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(st.Ink) == 0 {
+		return nil
+	}
+	fmt.Fprintln(a.stdout)
+	tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "INK\tSTATE\tRAG\tLEVEL\tERRORS\tWARNINGS")
+	for i, ink := range st.Ink {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", i+1, ink.State, ink.RAGStatus, ink.Level, list(ink.Errors), list(ink.Warnings))
+	}
+	return tw.Flush()
+}
+
+// list joins messages on one line, or "-" for none.
+func list(msgs []string) string {
+	if len(msgs) == 0 {
+		return "-"
+	}
+	return oneLine(strings.Join(msgs, "; "))
 }
 
 // --- sim ---

@@ -10,13 +10,10 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -43,6 +40,7 @@ type app struct {
 	terminal func(w io.Writer) bool
 
 	url, printer, token, caCert string
+	cert, certKey               string
 	insecure, verbose           bool
 	timeout                     time.Duration
 	output                      string
@@ -52,6 +50,9 @@ type app struct {
 
 // usageError marks a mistake in the command line (exit code 2).
 type usageError struct{ error }
+
+// Unwrap lets message and errors.Is see the error a usage error holds.
+func (u usageError) Unwrap() error { return u.error }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
@@ -67,7 +68,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "labelctl: "+oneLine(err.Error()))
+	fmt.Fprintln(stderr, "labelctl: "+message(err))
 	return exitCode(err)
 }
 
@@ -95,29 +96,24 @@ func isTerminal(w io.Writer) bool {
 
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "labelctl",
-		Short:         "Drive a label printer over its HTTP control service (API v3)",
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			switch a.output {
-			case "table", "json":
-			default:
-				return usagef("-o must be table or json, not %q", a.output)
-			}
-			return nil
-		},
+		Use:               "labelctl",
+		Short:             "Drive a label printer over its HTTP control service (API v3)",
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		PersistentPreRunE: a.checkUsage,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.url, "url", a.env("LABELPRINTER_URL"), "printer base URL, such as http://192.168.1.50 (env LABELPRINTER_URL)")
 	pf.StringVar(&a.printer, "printer", a.env("LABELPRINTER_PRINTER"), "printer name; empty uses the single-printer paths (env LABELPRINTER_PRINTER)")
 	pf.StringVar(&a.token, "token", "", "bearer token (env LABELPRINTER_TOKEN; never printed)")
 	pf.BoolVar(&a.insecure, "insecure-skip-verify", false, "do not verify the printer's TLS certificate")
 	pf.StringVar(&a.caCert, "ca-cert", "", "PEM file with the CA that signed the printer's certificate")
+	pf.StringVar(&a.cert, "cert", a.env("LABELPRINTER_CERT"), "PEM file with a client certificate, for a printer behind mTLS (env LABELPRINTER_CERT)")
+	pf.StringVar(&a.certKey, "cert-key", a.env("LABELPRINTER_KEY"), "PEM file with the private key of --cert (env LABELPRINTER_KEY)")
 	pf.DurationVar(&a.timeout, "timeout", 30*time.Second, "time limit of each request, retries included")
 	pf.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
-	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log each request and retry on stderr (never credentials)")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "log each request and each answer (status, duration) on stderr (never credentials)")
 	_ = root.RegisterFlagCompletionFunc("printer", a.completePrinters)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
@@ -131,7 +127,39 @@ func (a *app) rootCommand() *cobra.Command {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	requireSubcommand(root)
+	checkUsageFirst(root, a.checkUsage)
 	return root
+}
+
+// checkUsage refuses a bad -o and any flag value out of its range (flagcheck.go), before a
+// command opens or sends anything.
+func (a *app) checkUsage(cmd *cobra.Command, _ []string) error {
+	switch a.output {
+	case "table", "json":
+	default:
+		return usagef("-o must be table or json, not %q", a.output)
+	}
+	return checkFlags(cmd)
+}
+
+// checkUsageFirst makes check run before the PersistentPreRunE of every command group that has
+// its own: cobra runs only the nearest one, which would skip the root's.
+func checkUsageFirst(cmd *cobra.Command, check func(*cobra.Command, []string) error) {
+	for _, sub := range cmd.Commands() {
+		checkUsageFirst(sub, check)
+		if plain := sub.PersistentPreRun; plain != nil && sub.PersistentPreRunE == nil {
+			sub.PersistentPreRun = nil
+			sub.PersistentPreRunE = func(c *cobra.Command, args []string) error { plain(c, args); return nil }
+		}
+		if own := sub.PersistentPreRunE; own != nil {
+			sub.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+				if err := check(c, args); err != nil {
+					return err
+				}
+				return own(c, args)
+			}
+		}
+	}
 }
 
 // requireSubcommand makes running a command group without a known subcommand a usage error
@@ -158,48 +186,6 @@ func requireSubcommand(cmd *cobra.Command) {
 		_ = cmd.Help()
 		return usagef("%s needs a subcommand", cmd.CommandPath())
 	}
-}
-
-// connect builds the Client from the global flags, once per invocation.
-func (a *app) connect() (*labelprinter.Client, error) {
-	if a.client != nil {
-		return a.client, nil
-	}
-	if a.url == "" {
-		return nil, usagef("no printer: give --url or set LABELPRINTER_URL (or start one with 'labelctl sim')")
-	}
-	var opts []labelprinter.Option
-	token := a.token
-	if token == "" {
-		token = a.env("LABELPRINTER_TOKEN")
-	}
-	if token != "" {
-		opts = append(opts, labelprinter.WithBearerToken(token))
-	}
-	if a.insecure || a.caCert != "" {
-		cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: a.insecure} //nolint:gosec // asked for by name
-		if a.caCert != "" {
-			pem, err := os.ReadFile(a.caCert)
-			if err != nil {
-				return nil, usagef("--ca-cert: %v", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, usagef("--ca-cert: no PEM certificate in %s", a.caCert)
-			}
-			cfg.RootCAs = pool
-		}
-		opts = append(opts, labelprinter.WithTLSConfig(cfg))
-	}
-	if a.verbose {
-		opts = append(opts, labelprinter.WithLogger(slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-	}
-	c, err := labelprinter.NewClient(a.url, opts...)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	a.client = c
-	return c, nil
 }
 
 // call runs f with a client and a context bounded by --timeout.

@@ -136,11 +136,13 @@ func TestUsageErrors(t *testing.T) {
 // TestUsageErrorsEveryCommand walks the whole command tree: whatever the command, a usage
 // mistake exits 2 with nothing on stdout, so a script never mistakes a typo for success. The
 // printer address is a closed port, so a command that got past its usage checks would fail
-// with 1 instead.
+// with 1 instead. Every numeric and duration flag of every command is tried with 0, a negative
+// and a malformed value (checkNumericFlags, numericFlags).
 func TestUsageErrorsEveryCommand(t *testing.T) {
 	ctx := context.Background()
 	env := map[string]string{"LABELPRINTER_URL": "http://127.0.0.1:1"}
 	a := &app{env: func(string) string { return "" }}
+	seen := map[string]bool{}
 	var walk func(cmd *cobra.Command)
 	walk = func(cmd *cobra.Command) {
 		path := strings.Fields(cmd.CommandPath())[1:]
@@ -161,8 +163,11 @@ func TestUsageErrorsEveryCommand(t *testing.T) {
 			check("without a subcommand", nil, func(s string) bool {
 				return strings.Contains(s, "Usage:") && strings.HasSuffix(s, "labelctl: "+cmd.CommandPath()+" needs a subcommand\n")
 			})
-		} else if cmd.Name() != "help" { // cobra's help answers any topic
-			check("with nine arguments", strings.Fields("a b c d e f g h i"), hasLine)
+		} else {
+			if cmd.Name() != "help" { // cobra's help answers any topic
+				check("with nine arguments", strings.Fields("a b c d e f g h i"), hasLine)
+			}
+			checkNumericFlags(t, cmd, seen)
 		}
 		for _, sub := range cmd.Commands() {
 			if !sub.Hidden {
@@ -171,6 +176,11 @@ func TestUsageErrorsEveryCommand(t *testing.T) {
 		}
 	}
 	walk(a.rootCommand())
+	for name := range numericFlags {
+		if !seen[name] {
+			t.Errorf("numericFlags lists --%s, which no command has", name)
+		}
+	}
 }
 
 func TestPrinterFailures(t *testing.T) {
@@ -190,6 +200,17 @@ func TestPrinterFailures(t *testing.T) {
 	if strings.Contains(r.stderr+r.stdout, "CANARY-TOKEN-cli") || !strings.Contains(r.stderr, "labelprinter request") {
 		t.Errorf("verbose log: %q", r.stderr)
 	}
+	// -v logs each answer too: its status and how long it took.
+	answer := regexp.MustCompile(`(?m)msg="labelprinter answer" method=GET path=/api/v3/labels duration=[0-9.]+[µnm]?s status=200$`)
+	if !answer.MatchString(r.stderr) {
+		t.Errorf("no answer line in the verbose log: %q", r.stderr)
+	}
+	delete(env, "LABELPRINTER_TOKEN")
+	r = cli(t, ctx, env, "", "-v", "labels", "list")
+	if r.code != 1 || !strings.Contains(r.stderr, `msg="labelprinter answer" method=GET path=/api/v3/labels`) || !strings.Contains(r.stderr, "status=401") {
+		t.Errorf("verbose log of a refusal: %q", r.stderr)
+	}
+	env["LABELPRINTER_TOKEN"] = "CANARY-TOKEN-cli"
 	r = cli(t, ctx, env, "", "labels", "get", "missing")
 	if r.code != 1 || r.stderr != "labelctl: GET /api/v3/labels/missing: 404 Not Found: no label \"missing\"\n" {
 		t.Errorf("missing label: exit %d, %q", r.code, r.stderr)
@@ -270,6 +291,7 @@ func TestCommands(t *testing.T) {
 		t.Errorf("history JSON:\n%s", j)
 	}
 	golden(t, "status", c("status").stdout)
+	golden(t, "status-json", c("-o", "json", "status").stdout)
 
 	c("tables", "delete", "Products")
 	c("labels", "delete", "MEDIUM")

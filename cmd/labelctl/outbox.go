@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -30,16 +32,29 @@ func (a *app) outboxCommand() *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", a.env("LABELPRINTER_OUTBOX"), "outbox file (env LABELPRINTER_OUTBOX)")
 
-	// open opens the outbox named by --db; with a client for run.
-	open := func(c *labelprinter.Client, opts ...outbox.Option) (*outbox.Outbox, error) {
+	// open opens the outbox named by --db; with a client for run. Only enqueue creates the
+	// file: for every other command a missing file is a typo, and an empty outbox made from it
+	// would answer "nothing here" about the wrong file.
+	checkDB := func(create bool) error {
 		if db == "" {
-			return nil, usagef("no outbox file: give --db or set LABELPRINTER_OUTBOX")
+			return usagef("no outbox file: give --db or set LABELPRINTER_OUTBOX")
+		}
+		if !create {
+			if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("outbox file %s does not exist (check --db or LABELPRINTER_OUTBOX); 'labelctl outbox enqueue' creates it", db)
+			}
+		}
+		return nil
+	}
+	open := func(create bool, c *labelprinter.Client, opts ...outbox.Option) (*outbox.Outbox, error) {
+		if err := checkDB(create); err != nil {
+			return nil, err
 		}
 		return outbox.Open(db, c, opts...)
 	}
 	// with runs f on the outbox, closing it afterwards.
-	with := func(f func(ob *outbox.Outbox) error) error {
-		ob, err := open(nil)
+	with := func(create bool, f func(ob *outbox.Outbox) error) error {
+		ob, err := open(create, nil)
 		if err != nil {
 			return err
 		}
@@ -62,7 +77,7 @@ func (a *app) outboxCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return with(func(ob *outbox.Outbox) error {
+			return with(true, func(ob *outbox.Outbox) error {
 				_, known := ob.Get(id)
 				e, err := ob.Enqueue(cmd.Context(), outbox.Intent{ID: id, Printer: a.printer, Job: j, ExpireAfter: expireAfter})
 				if err != nil {
@@ -95,7 +110,7 @@ func (a *app) outboxCommand() *cobra.Command {
 					want = append(want, outbox.State(s))
 				}
 			}
-			return with(func(ob *outbox.Outbox) error {
+			return with(false, func(ob *outbox.Outbox) error {
 				entries, err := ob.List(want...)
 				if err != nil {
 					if errors.Is(err, labelprinter.ErrInvalidArgument) {
@@ -112,7 +127,7 @@ func (a *app) outboxCommand() *cobra.Command {
 	get := &cobra.Command{
 		Use: "get ID", Short: "Show one entry as JSON, with its job and the printer's answer", Args: exactArgs(1, "an entry ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(func(ob *outbox.Outbox) error {
+			return with(false, func(ob *outbox.Outbox) error {
 				e, err := ob.Get(args[0])
 				if err != nil {
 					return err
@@ -124,7 +139,7 @@ func (a *app) outboxCommand() *cobra.Command {
 	cancel := &cobra.Command{
 		Use: "cancel ID", Short: "Never send a pending entry, or drop an unknown one", Args: exactArgs(1, "an entry ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(func(ob *outbox.Outbox) error {
+			return with(false, func(ob *outbox.Outbox) error {
 				if err := ob.Cancel(args[0]); err != nil {
 					return err
 				}
@@ -135,7 +150,7 @@ func (a *app) outboxCommand() *cobra.Command {
 	resend := &cobra.Command{
 		Use: "resend ID", Short: "Send an unknown entry again, after checking it did not print", Args: exactArgs(1, "an entry ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(func(ob *outbox.Outbox) error {
+			return with(false, func(ob *outbox.Outbox) error {
 				if err := ob.Resend(args[0]); err != nil {
 					return err
 				}
@@ -150,7 +165,7 @@ func (a *app) outboxCommand() *cobra.Command {
 			if olderThan < 0 {
 				return usagef("--older-than must not be negative")
 			}
-			return with(func(ob *outbox.Outbox) error {
+			return with(false, func(ob *outbox.Outbox) error {
 				n, err := ob.Prune(olderThan)
 				if err != nil {
 					return err
@@ -161,12 +176,23 @@ func (a *app) outboxCommand() *cobra.Command {
 	}
 	prune.Flags().DurationVar(&olderThan, "older-than", 7*24*time.Hour, "keep entries changed more recently than this")
 
-	var retry time.Duration
+	var (
+		retry time.Duration
+		drain bool
+	)
 	run := &cobra.Command{
-		Use: "run", Short: "Deliver the outbox to the printer at --url until Ctrl-C, a line per change", Args: exactArgs(0, "no argument"),
+		Use:   "run",
+		Short: "Deliver the outbox to the printer at --url until Ctrl-C (or, with --drain, until nothing is due), a line per change",
+		Long: "run sends the outbox's pending entries, a line per change of state. With --drain it sends\n" +
+			"what is due, waits for what is in flight and exits, with a line per state: exit 0 when\n" +
+			"nothing is left pending and this run made nothing unknown or rejected, 1 otherwise.",
+		Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if retry <= 0 {
 				return usagef("--retry must be positive")
+			}
+			if err := checkDB(false); err != nil { // before the printer: a typo is said first
+				return err
 			}
 			c, err := a.connect()
 			if err != nil {
@@ -176,33 +202,136 @@ func (a *app) outboxCommand() *cobra.Command {
 			if a.output == "json" {
 				h = slog.NewJSONHandler(a.stdout, nil)
 			}
-			ob, err := open(c, outbox.WithLogger(slog.New(h)), outbox.WithRetryInterval(retry))
+			var tally drainTally
+			opts := []outbox.Option{outbox.WithLogger(slog.New(h)), outbox.WithRetryInterval(retry)}
+			if drain { // a run without end would keep every ID it ever saw
+				opts = append(opts, outbox.WithStateChange(tally.add))
+			}
+			ob, err := open(false, c, opts...)
 			if err != nil {
 				return err
 			}
 			if a.output != "json" {
-				fmt.Fprintf(a.stdout, "delivering %s to %s; Ctrl-C to stop\n", db, c.BaseURL())
+				until := "Ctrl-C to stop"
+				if drain {
+					until = "until nothing is due"
+				}
+				fmt.Fprintf(a.stdout, "delivering %s to %s; %s\n", db, c.BaseURL(), until)
 			}
-			err = ob.Run(cmd.Context())
+			if !drain {
+				err = ob.Run(cmd.Context())
+				if cerr := ob.Close(); err == nil {
+					err = cerr
+				}
+				if err == nil && a.output != "json" {
+					fmt.Fprintln(a.stdout, "stopped")
+				}
+				return err
+			}
+			err = ob.Drain(cmd.Context())
+			var left []outbox.Entry
+			if err == nil {
+				left, err = ob.List(outbox.Pending)
+			}
+			// Close hands the last changes to the tally before it returns.
 			if cerr := ob.Close(); err == nil {
 				err = cerr
 			}
-			if err == nil && a.output != "json" {
-				fmt.Fprintln(a.stdout, "stopped")
+			if err != nil {
+				return err
 			}
-			return err
+			return a.drainSummary(&tally, left)
 		},
 	}
 	run.Flags().DurationVar(&retry, "retry", time.Second, "first wait before sending again to a printer that was not reachable (doubles up to 1m)")
+	run.Flags().BoolVar(&drain, "drain", false, "send what is due, wait for what is in flight, then exit (1 if anything is left pending or became unknown or rejected)")
 
 	cmd.AddCommand(enqueue, list, get, cancel, resend, prune, run)
 	return cmd
+}
+
+// drainTally keeps the last state of every entry a run changed, from the outbox's
+// WithStateChange calls (one at a time, so the mutex only orders them with the reader).
+type drainTally struct {
+	mu    sync.Mutex
+	order []string
+	last  map[string]outbox.State
+}
+
+func (d *drainTally) add(e outbox.Entry) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.last == nil {
+		d.last = map[string]outbox.State{}
+	}
+	if _, seen := d.last[e.ID]; !seen {
+		d.order = append(d.order, e.ID)
+	}
+	d.last[e.ID] = e.State
+}
+
+// drainSummary prints a line per state and fails (exit 1) when anything is left pending or
+// this run made an entry unknown or rejected.
+func (a *app) drainSummary(d *drainTally, left []outbox.Entry) error {
+	d.mu.Lock()
+	byState := map[outbox.State][]string{}
+	for _, id := range d.order {
+		if s := d.last[id]; s != outbox.Pending {
+			byState[s] = append(byState[s], id)
+		}
+	}
+	d.mu.Unlock()
+	for _, e := range left {
+		byState[outbox.Pending] = append(byState[outbox.Pending], e.ID)
+	}
+	states := []outbox.State{outbox.Sent, outbox.Rejected, outbox.Unknown, outbox.Expired, outbox.Pending}
+	if a.output == "json" {
+		out := map[string][]string{}
+		for _, s := range states {
+			out[string(s)] = append([]string{}, byState[s]...)
+		}
+		if err := a.printJSON(out); err != nil {
+			return err
+		}
+	} else {
+		notes := map[outbox.State]string{
+			outbox.Sent: "by this run", outbox.Rejected: "by this run", outbox.Unknown: "by this run: check the printer, then resend or cancel",
+			outbox.Expired: "by this run", outbox.Pending: "left for the next run",
+		}
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		for _, s := range states {
+			ids := byState[s]
+			line := fmt.Sprintf("%s\t%d\t%s", s, len(ids), notes[s])
+			if len(ids) > 0 && s != outbox.Sent {
+				shown := ids[:min(len(ids), 10)]
+				line += ": " + strings.Join(shown, " ")
+				if len(ids) > len(shown) {
+					line += fmt.Sprintf(" and %d more", len(ids)-len(shown))
+				}
+			}
+			fmt.Fprintln(tw, line)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	var bad []string
+	for _, s := range []outbox.State{outbox.Pending, outbox.Unknown, outbox.Rejected} {
+		if n := len(byState[s]); n > 0 {
+			bad = append(bad, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("outbox not drained cleanly: %s", strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 // entryJSON is an entry as labelctl prints it: the job as the body that is sent, durations
 // as text.
 type entryJSON struct {
 	ID          string          `json:"id"`
+	Kind        string          `json:"kind"`
 	Printer     string          `json:"printer"`
 	State       outbox.State    `json:"state"`
 	Attempts    int             `json:"attempts"`
@@ -210,17 +339,20 @@ type entryJSON struct {
 	Updated     time.Time       `json:"updated"`
 	ExpireAfter string          `json:"expireAfter"`
 	Error       string          `json:"error,omitempty"`
-	Job         json.RawMessage `json:"job"`
+	Job         json.RawMessage `json:"job,omitempty"` // the body sent, for a print job
 	Response    json.RawMessage `json:"response,omitempty"`
 }
 
 func entryView(e outbox.Entry) entryJSON {
-	body, err := e.Job.MarshalJSON()
-	if err != nil {
-		body, _ = json.Marshal(err.Error())
+	var body json.RawMessage
+	if e.Kind == outbox.KindPrintJob {
+		var err error
+		if body, err = e.Job.MarshalJSON(); err != nil {
+			body, _ = json.Marshal(err.Error())
+		}
 	}
 	return entryJSON{
-		ID: e.ID, Printer: e.Printer, State: e.State, Attempts: e.Attempts,
+		ID: e.ID, Kind: e.Kind.String(), Printer: e.Printer, State: e.State, Attempts: e.Attempts,
 		Enqueued: e.Enqueued, Updated: e.Updated, ExpireAfter: e.ExpireAfter.String(),
 		Error: e.Error, Job: body, Response: e.Response,
 	}
@@ -235,9 +367,9 @@ func (a *app) printEntries(entries []outbox.Entry, now time.Time) error {
 		return a.printJSON(out)
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATE\tPRINTER\tATTEMPTS\tAGE\tERROR")
+	fmt.Fprintln(tw, "ID\tKIND\tSTATE\tPRINTER\tATTEMPTS\tAGE\tERROR")
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.State, printerName(e.Printer), e.Attempts, age(now.Sub(e.Enqueued)), oneLine(e.Error))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", e.ID, e.Kind, e.State, printerName(e.Printer), e.Attempts, age(now.Sub(e.Enqueued)), oneLine(e.Error))
 	}
 	return tw.Flush()
 }

@@ -33,14 +33,11 @@ func (a *app) watchCommand() *cobra.Command {
 	return cmd
 }
 
-// watchOptions turns --interval into WatchOptions; the SDK refuses one below its floor, which
+// watchOptions turns --interval into WatchOptions. flagRules refuses 0 (the SDK's default, a
+// mistake on the command line) and negative values; the SDK refuses one below its floor, which
 // exits 2 like every ErrInvalidArgument.
-func watchOptions(every time.Duration) (*labelprinter.WatchOptions, error) {
-	if every <= 0 {
-		// Zero would mean the SDK's default; on the command line it is a mistake.
-		return nil, usagef("--interval must be positive")
-	}
-	return &labelprinter.WatchOptions{Interval: every}, nil
+func watchOptions(every time.Duration) *labelprinter.WatchOptions {
+	return &labelprinter.WatchOptions{Interval: every}
 }
 
 // jsonLine encodes v on one line, without HTML escaping, as printJSON does.
@@ -55,10 +52,7 @@ func jsonLine(v any) ([]byte, error) {
 // watchCounters prints a line (or a JSON object) per change until Ctrl-C; failed polls go to
 // stderr and the watch goes on. It serves 'watch counters' and 'counters --watch'.
 func (a *app) watchCounters(cmd *cobra.Command, every time.Duration) error {
-	opts, err := watchOptions(every)
-	if err != nil {
-		return err
-	}
+	opts := watchOptions(every)
 	c, err := a.connect()
 	if err != nil {
 		return err
@@ -99,10 +93,7 @@ func isFinal(err error) bool {
 
 // watchStatus prints the status and then a line per change until Ctrl-C.
 func (a *app) watchStatus(cmd *cobra.Command, every time.Duration) error {
-	opts, err := watchOptions(every)
-	if err != nil {
-		return err
-	}
+	opts := watchOptions(every)
 	c, err := a.connect()
 	if err != nil {
 		return err

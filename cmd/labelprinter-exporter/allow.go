@@ -11,8 +11,9 @@ import (
 	"syscall"
 )
 
-// defaultAllowTargets is the secure default of --allow-targets: loopback and the private
-// networks a plant's printers live on. Link-local (169.254/16, where cloud metadata services
+// defaultAllowTargets is the secure default of a module without credentials and without
+// allowed_targets (and of --allow-targets): loopback and the private networks a plant's
+// printers live on. Link-local (169.254/16, where cloud metadata services
 // answer) and every public address are left out, so an exporter reachable by anyone cannot be
 // made to call anything but the plant.
 var defaultAllowTargets = []string{"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "127.0.0.0/8", "::1/128", "fc00::/7"}
@@ -32,10 +33,11 @@ type allowList struct {
 }
 
 // errNotAllowed marks a target outside the allow list; the probe answers 403 and sends nothing.
-var errNotAllowed = errors.New("target is not in --allow-targets")
+var errNotAllowed = errors.New("target is not in the module's allowed targets")
 
-// parseAllowList reads the entries of --allow-targets: CIDRs ("10.1.0.0/16"), single addresses
-// ("10.1.2.3", "::1") and host names ("printer1.plant.example").
+// parseAllowList reads the entries of allowed_targets or --allow-targets: CIDRs
+// ("10.1.0.0/16"), single addresses ("10.1.2.3", "::1") and host names
+// ("printer1.plant.example").
 func parseAllowList(entries []string, r resolver) (*allowList, error) {
 	a := &allowList{names: map[string]bool{}, resolver: r}
 	for _, e := range entries {
@@ -46,14 +48,14 @@ func parseAllowList(entries []string, r resolver) (*allowList, error) {
 		if strings.Contains(e, "/") {
 			p, err := netip.ParsePrefix(e)
 			if err != nil {
-				return nil, fmt.Errorf("--allow-targets: %q is not a CIDR", e)
+				return nil, fmt.Errorf("%q is not a CIDR", e)
 			}
 			a.prefixes = append(a.prefixes, p.Masked())
 			continue
 		}
 		if ip, err := netip.ParseAddr(e); err == nil {
 			if ip.Zone() != "" {
-				return nil, fmt.Errorf("--allow-targets: %q has a zone; list the address without it", e)
+				return nil, fmt.Errorf("%q has a zone; list the address without it", e)
 			}
 			ip = ip.Unmap()
 			a.prefixes = append(a.prefixes, netip.PrefixFrom(ip, ip.BitLen()))
@@ -61,12 +63,12 @@ func parseAllowList(entries []string, r resolver) (*allowList, error) {
 		}
 		name := normalizeHost(e)
 		if !validHostName(name) {
-			return nil, fmt.Errorf("--allow-targets: %q is neither a CIDR, an address nor a host name", e)
+			return nil, fmt.Errorf("%q is neither a CIDR, an address nor a host name", e)
 		}
 		a.names[name] = true
 	}
 	if len(a.prefixes) == 0 && len(a.names) == 0 {
-		return nil, errors.New("--allow-targets lists nothing")
+		return nil, errors.New("lists nothing")
 	}
 	return a, nil
 }
@@ -104,7 +106,7 @@ func (a *allowList) containsAddr(ip netip.Addr) bool {
 	return false
 }
 
-// allowedByName reports whether host is listed by name in --allow-targets.
+// allowedByName reports whether host is listed by name.
 func (a *allowList) allowedByName(host string) bool { return a.names[normalizeHost(host)] }
 
 // check returns nil when host (a URL's host name, without port or brackets) may be probed, and

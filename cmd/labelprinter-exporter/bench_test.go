@@ -39,7 +39,9 @@ const (
 )
 
 // runSimFarm serves n simulators, each with one printer "line1" that has printed a few labels,
-// prints their URLs, one a line, then "ready", and serves until in reaches EOF.
+// prints their URLs, one a line, then "ready", and serves until in reaches EOF. Each serves its
+// API under any path prefix as well, so a base URL padded to the longest target the exporter
+// accepts (longTarget) reaches it.
 func runSimFarm(n string, in io.Reader, out io.Writer) int {
 	count, err := strconv.Atoi(n)
 	if err != nil || count <= 0 {
@@ -54,11 +56,12 @@ func runSimFarm(n string, in io.Reader, out io.Writer) int {
 	}()
 	w := bufio.NewWriter(out)
 	for range count {
-		s, err := printersim.Start(printersim.WithPrinters("line1"))
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "simfarm:", err)
 			return 1
 		}
+		s := printersim.Serve(ln, printersim.New(printersim.WithPrinters("line1")), stripPrefix)
 		srvs = append(srvs, s)
 		// A bounce, so the counters are not all zero.
 		resp, err := http.Post(s.URL+"/api/v3/printers/line1/trigger", "", nil)
@@ -74,6 +77,21 @@ func runSimFarm(n string, in io.Reader, out io.Writer) int {
 	}
 	_, _ = io.Copy(io.Discard, in)
 	return 0
+}
+
+// stripPrefix serves /<anything>/api/v3/... as /api/v3/....
+func stripPrefix(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if i := strings.Index(r.URL.Path, "/api/v3/"); i > 0 {
+			r.URL.Path, r.URL.RawPath = r.URL.Path[i:], ""
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// longTarget pads base with a path to maxTargetLen bytes, the longest target a probe may name.
+func longTarget(base string) string {
+	return base + "/" + strings.Repeat("p", maxTargetLen-len(base)-1)
 }
 
 // The farm is started by the first benchmark that needs it and stopped by TestMain after every
@@ -316,7 +334,8 @@ type recorder struct {
 func (r *recorder) Write(b []byte) (int, error) { r.body.Write(b); return len(b), nil }
 
 func benchExporter(b *testing.B) *exporter {
-	e, err := newExporter(config{timeout: defaultTimeout, cacheSize: defaultCacheSize})
+	e, err := newExporter(config{timeout: defaultTimeout, timeoutOffset: defaultTimeoutOffset, cacheSize: defaultCacheSize,
+		modules: defaultOnly(newModuleConfig())})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -430,9 +449,13 @@ func heldBytes() uint64 {
 
 // BenchmarkHeldPerTarget measures the memory held per cached target: the exporter's Client,
 // its cache entry and its idle connection, after every one of 1,000 targets was probed once,
-// beside the hand-written probe's idle connection per target.
+// beside the hand-written probe's idle connection per target. Every target is as long as a
+// probe may name (maxTargetLen bytes), so the figure is the most a target can hold.
 func BenchmarkHeldPerTarget(b *testing.B) {
-	targets := benchFarm(b)
+	var targets []string
+	for _, u := range benchFarm(b) {
+		targets = append(targets, longTarget(u))
+	}
 	bench := func(newHandler func() (http.Handler, func())) func(b *testing.B) {
 		return func(b *testing.B) {
 			var total float64

@@ -1,60 +1,85 @@
 package main
 
 import (
+	"hash/maphash"
 	"sync"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	labelprinter "github.com/labelprinter/go-labelprinter"
 )
 
-// clientCache holds one SDK Client per target, so a printer probed every scrape interval keeps
-// its retry budget and its connections warm, and evicts the least recently used target beyond
-// its size, so a flood of made-up target URLs cannot grow the exporter's memory.
-type clientCache struct {
-	mu  sync.Mutex
-	lru *simplelru.LRU[string, *labelprinter.Client]
-	// newClient builds the Client for a target the cache does not hold.
-	newClient func(target string) (*labelprinter.Client, error)
+// targetKey is a target as one module probes it: the same URL under two modules is two
+// targets, with two sets of credentials. The target is kept as a hash, so a cached target holds
+// none of its (up to maxTargetLen) bytes.
+type targetKey struct {
+	module *module
+	hash   uint64
 }
 
-func newClientCache(size int, newClient func(string) (*labelprinter.Client, error)) (*clientCache, error) {
-	// Evicted clients are dropped, not closed: they share the exporter's transport, whose idle
-	// pool is capped and aged on its own, and closing one would close every target's idle
-	// connections.
-	l, err := simplelru.NewLRU[string, *labelprinter.Client](size, nil)
+// targetCache remembers the targets probed most recently, up to its size, and keeps the idle
+// connections of the module transports bounded by it. Connections are the module's (its
+// transport keeps them warm from one scrape interval to the next); the cache only counts the
+// targets they serve. Once as many targets as it holds were pushed out (a flood of made-up
+// targets, not a plant's steady scrapes), it empties the modules' idle pools, which keeps them
+// at about twice the cache whatever /probe is asked.
+type targetCache struct {
+	mu        sync.Mutex
+	lru       *simplelru.LRU[targetKey, struct{}]
+	seed      maphash.Seed
+	evictions int
+	size      int
+	closeIdle func()
+}
+
+// newTargetCache holds up to size targets; closeIdle closes every module's idle connections.
+func newTargetCache(size int, closeIdle func()) (*targetCache, error) {
+	c := &targetCache{seed: maphash.MakeSeed(), size: size, closeIdle: closeIdle}
+	l, err := simplelru.NewLRU[targetKey, struct{}](size, func(targetKey, struct{}) {
+		c.evictions++
+		if c.evictions >= c.size && c.closeIdle != nil {
+			c.evictions = 0
+			c.closeIdle()
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &clientCache{lru: l, newClient: newClient}, nil
+	c.lru = l
+	return c, nil
 }
 
-// get returns the target's Client, building it on first use. Building a Client touches no
-// network, so doing it under the lock is cheap, and it keeps two concurrent first probes of one
-// target from building two.
-func (c *clientCache) get(target string) (*labelprinter.Client, error) {
+func (c *targetCache) key(m *module, target string) targetKey {
+	return targetKey{m, maphash.String(c.seed, target)}
+}
+
+// touch records a probe of target under m, making it the most recent.
+func (c *targetCache) touch(m *module, target string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cl, ok := c.lru.Get(target); ok {
-		return cl, nil
-	}
-	cl, err := c.newClient(target)
-	if err != nil {
-		return nil, err
-	}
-	c.lru.Add(target, cl)
-	return cl, nil
+	c.lru.Add(c.key(m, target), struct{}{})
 }
 
 // len returns the number of targets held.
-func (c *clientCache) len() int {
+func (c *targetCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len()
 }
 
-// contains reports whether target is held, without making it more recent.
-func (c *clientCache) contains(target string) bool {
+// contains reports whether target is held under m, without making it more recent.
+func (c *targetCache) contains(m *module, target string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lru.Contains(target)
+	return c.lru.Contains(c.key(m, target))
+}
+
+// newSDKClient builds the SDK Client of one probe on its module's HTTP client: a few hundred
+// bytes, touching no network, the connections being the module's. Retries are off: Prometheus
+// probes again at the next interval, and a retry inside a probe would only stretch it toward the
+// scrape timeout and hide the failure labelprinter_up is there to show.
+func newSDKClient(m *module, target string) (*labelprinter.Client, error) {
+	return labelprinter.NewClient(target,
+		labelprinter.WithHTTPClient(m.hc),
+		labelprinter.WithRetry(labelprinter.RetryPolicy{MaxAttempts: 1}),
+		labelprinter.WithUserAgent("labelprinter-exporter"))
 }

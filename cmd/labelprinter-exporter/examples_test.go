@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/url"
 	"os"
@@ -45,6 +46,10 @@ func TestExamplePrometheusConfig(t *testing.T) {
 	if err := yaml.Unmarshal(b, &cfg); err != nil {
 		t.Fatal(err)
 	}
+	modules, err := loadConfigFile("../../examples/prometheus/labelprinter-exporter.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	probes := 0
 	for _, sc := range cfg.ScrapeConfigs {
 		if sc.MetricsPath != "/probe" {
@@ -87,6 +92,22 @@ func TestExamplePrometheusConfig(t *testing.T) {
 					t.Errorf("%s %s: the exporter refuses %s: %v", sc.JobName, tgt, q.Encode(), err)
 					continue
 				}
+				m, ok := modules[req.module]
+				if !ok {
+					t.Errorf("%s: module %q is not in the example exporter configuration", sc.JobName, req.module)
+					continue
+				}
+				entries := m.AllowedTargets
+				if len(entries) == 0 {
+					entries = defaultAllowTargets
+				}
+				allow, err := parseAllowList(entries, fakeResolver{})
+				if err != nil {
+					t.Fatalf("module %q: %v", req.module, err)
+				}
+				if u, _ := url.Parse(req.target); allow.check(context.Background(), u.Hostname()) != nil {
+					t.Errorf("%s: %s is outside module %q's allowed_targets", sc.JobName, tgt, req.module)
+				}
 				if req.target != tgt {
 					t.Errorf("%s: target %q, want %q", sc.JobName, req.target, tgt)
 				}
@@ -97,8 +118,31 @@ func TestExamplePrometheusConfig(t *testing.T) {
 			}
 		}
 	}
-	if probes < 3 {
+	if probes < 5 {
 		t.Fatalf("only %d probes in the example", probes)
+	}
+}
+
+// TestExampleExporterConfig: the example configuration passes every module rule, its plant
+// module carries a token and its mtls module a client certificate, each with its own list.
+func TestExampleExporterConfig(t *testing.T) {
+	modules, err := loadConfigFile("../../examples/prometheus/labelprinter-exporter.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range modules {
+		if err := m.check(name); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	for name, kind := range map[string]string{"plant": "authorization", "mtls": "a client certificate"} {
+		m := modules[name]
+		if m == nil || !slices.Contains(m.credentials(), kind) || len(m.AllowedTargets) == 0 {
+			t.Errorf("module %s: want %s and allowed_targets, got %+v", name, kind, m)
+		}
+	}
+	if m := modules[defaultModuleName]; m == nil || len(m.credentials()) != 0 {
+		t.Error("no default module without credentials")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -24,6 +26,7 @@ import (
 	"github.com/labelprinter/go-labelprinter/printersim"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+	promconfig "github.com/prometheus/common/config"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.uber.org/goleak"
@@ -76,9 +79,11 @@ func newHarness(t *testing.T, mutate func(*config)) *harness {
 	t.Helper()
 	logs := &syncBuffer{}
 	cfg := config{
-		timeout:   5 * time.Second,
-		cacheSize: defaultCacheSize,
-		logger:    slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		timeout:       5 * time.Second,
+		timeoutOffset: defaultTimeoutOffset,
+		cacheSize:     defaultCacheSize,
+		modules:       defaultOnly(newModuleConfig()),
+		logger:        slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if mutate != nil {
 		mutate(&cfg)
@@ -94,6 +99,22 @@ func newHarness(t *testing.T, mutate func(*config)) *harness {
 	})
 	return &harness{t: t, e: e, url: srv.URL, hc: srv.Client(), logs: logs}
 }
+
+// newModuleConfig is a module with prometheus/common's defaults and the given allowed targets.
+func newModuleConfig(allow ...string) *moduleConfig {
+	return &moduleConfig{HTTPClientConfig: promconfig.DefaultHTTPClientConfig, AllowedTargets: allow}
+}
+
+// defaultOnly loads m as the default module, every time.
+func defaultOnly(m *moduleConfig) func() (map[string]*moduleConfig, error) {
+	return func() (map[string]*moduleConfig, error) { return map[string]*moduleConfig{defaultModuleName: m}, nil }
+}
+
+// defaultModule returns the running default module.
+func (h *harness) defaultModule() *module { return h.e.loaded.Load().modules[defaultModuleName] }
+
+// targets returns the running target cache.
+func (h *harness) targets() *targetCache { return h.e.loaded.Load().targets }
 
 // get sends GET path with header pairs ("Name", "value", ...) and returns the answer.
 func (h *harness) get(path string, header ...string) (int, http.Header, string) {
@@ -279,7 +300,7 @@ func TestProbeSinglePrinterPaths(t *testing.T) {
 func TestProbeLint(t *testing.T) {
 	sim := startSim(t, printersim.WithPrinters("line1", "line2"))
 	h := newHarness(t, nil)
-	client, err := h.e.clients.get(sim.URL)
+	client, err := newSDKClient(h.defaultModule(), sim.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,33 +436,41 @@ func TestProbeHangingPrinter(t *testing.T) {
 func TestProbeTimeout(t *testing.T) {
 	for _, tc := range []struct {
 		header string
+		offset time.Duration
 		want   time.Duration
 		bad    bool
 	}{
-		{"", 7 * time.Second, false},
-		{"10", 9500 * time.Millisecond, false},
-		{"1", 900 * time.Millisecond, false},
-		{"0.5", 450 * time.Millisecond, false},
-		{"3.25", 2925 * time.Millisecond, false},
-		{"1e9", maxTimeout, false},
-		{"0", 0, true},
-		{"-1", 0, true},
-		{"NaN", 0, true},
-		{"soon", 0, true},
-		{"1e-12", 0, true},
+		{"", defaultTimeoutOffset, 7 * time.Second, false},
+		{"10", defaultTimeoutOffset, 9500 * time.Millisecond, false},
+		{"2", defaultTimeoutOffset, 1500 * time.Millisecond, false},
+		{"1", defaultTimeoutOffset, 500 * time.Millisecond, false},
+		{"0.5", defaultTimeoutOffset, minBudget, false},
+		{"0.55", defaultTimeoutOffset, minBudget, false},
+		{"0.7", defaultTimeoutOffset, 200 * time.Millisecond, false},
+		{"3.25", time.Second, 2250 * time.Millisecond, false},
+		{"2", 0, 2 * time.Second, false},
+		{"1e-12", defaultTimeoutOffset, minBudget, false},
+		{"1e9", defaultTimeoutOffset, maxTimeout, false},
+		{"0", defaultTimeoutOffset, 0, true},
+		{"-1", defaultTimeoutOffset, 0, true},
+		{"NaN", defaultTimeoutOffset, 0, true},
+		{"soon", defaultTimeoutOffset, 0, true},
 	} {
 		h := http.Header{}
 		if tc.header != "" {
 			h.Set("X-Prometheus-Scrape-Timeout-Seconds", tc.header)
 		}
-		got, err := probeTimeout(h, 7*time.Second)
+		got, from, err := probeTimeout(h, 7*time.Second, tc.offset)
 		if (err != nil) != tc.bad || got != tc.want {
-			t.Errorf("header %q: %v, %v; want %v (error %v)", tc.header, got, err, tc.want, tc.bad)
+			t.Errorf("header %q offset %v: %v, %v; want %v (error %v)", tc.header, tc.offset, got, err, tc.want, tc.bad)
+		}
+		if err == nil && from == "" {
+			t.Errorf("header %q: no word on where the budget came from", tc.header)
 		}
 	}
 	// Inf is capped, not an error: Prometheus would never send it, but it is a valid float.
 	h := http.Header{"X-Prometheus-Scrape-Timeout-Seconds": {"+Inf"}}
-	if got, err := probeTimeout(h, time.Second); err != nil || got != maxTimeout {
+	if got, _, err := probeTimeout(h, time.Second, defaultTimeoutOffset); err != nil || got != maxTimeout {
 		t.Errorf("+Inf: %v, %v", got, err)
 	}
 }
@@ -452,7 +481,7 @@ func TestProbeForbidden(t *testing.T) {
 	host := strings.TrimPrefix(sim.URL, "http://")
 	_, port, _ := strings.Cut(host, ":")
 	h := newHarness(t, func(c *config) {
-		c.allowTargets = []string{"10.0.0.0/8", "printer.plant.test"}
+		c.modules = defaultOnly(newModuleConfig("10.0.0.0/8", "printer.plant.test"))
 		c.resolver = fakeResolver{"localhost": {"127.0.0.1"}}
 	})
 	for _, tgt := range []string{sim.URL, "http://localhost:" + port, host, "http://[::ffff:127.0.0.1]:" + port} {
@@ -523,20 +552,18 @@ func TestParseAllowList(t *testing.T) {
 	}
 }
 
-// TestDialEnforcesAllowList: the transport refuses to connect outside the allow list even when
-// the name passed the check before (DNS rebinding), and connects to a host listed by name.
+// TestDialEnforcesAllowList: a module's client refuses to connect outside its allow list even
+// when the name passed the check before (DNS rebinding), and connects to a host listed by name.
 func TestDialEnforcesAllowList(t *testing.T) {
 	sim := startSim(t)
 	_, port, _ := strings.Cut(strings.TrimPrefix(sim.URL, "http://"), ":")
-	a, err := parseAllowList([]string{"10.0.0.0/8", "localhost"}, fakeResolver{})
+	m, err := buildModule("plant", newModuleConfig("10.0.0.0/8", "localhost"), fakeResolver{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := newTransport(a, nil, 4)
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr}
+	defer m.closeIdle()
 	get := func(u string) error {
-		resp, err := hc.Get(u)
+		resp, err := m.hc.Get(u)
 		if err != nil {
 			return err
 		}
@@ -552,10 +579,10 @@ func TestDialEnforcesAllowList(t *testing.T) {
 	if err := get("http://localhost:" + port + "/api/v3/status"); err != nil {
 		t.Errorf("dial to a host listed by name: %v", err)
 	}
-	if err := a.dialControl("tcp", "203.0.113.1:80", nil); !errors.Is(err, errNotAllowed) {
+	if err := m.allow.dialControl("tcp", "203.0.113.1:80", nil); !errors.Is(err, errNotAllowed) {
 		t.Errorf("dialControl let a public address through: %v", err)
 	}
-	if err := a.dialControl("tcp", "10.9.8.7:80", nil); err != nil {
+	if err := m.allow.dialControl("tcp", "10.9.8.7:80", nil); err != nil {
 		t.Errorf("dialControl refused a listed address: %v", err)
 	}
 }
@@ -652,7 +679,9 @@ func TestProbeOpenMetrics(t *testing.T) {
 func TestTokenNeverShown(t *testing.T) {
 	const token = "tok-9f8e7d6c5b4a-never-shown"
 	sim := startSim(t, printersim.WithToken(token), printersim.WithPrinters("line1"))
-	h := newHarness(t, func(c *config) { c.token = token })
+	m := newModuleConfig("127.0.0.0/8")
+	m.HTTPClientConfig.Authorization = &promconfig.Authorization{Type: "Bearer", Credentials: token}
+	h := newHarness(t, func(c *config) { c.modules = defaultOnly(m) })
 	var answers []string
 	mfs, body := h.probe("target=" + target(sim) + "&printer=line1")
 	if up := mustValue(t, mfs, "labelprinter_up"); up != 1 {
@@ -668,7 +697,7 @@ func TestTokenNeverShown(t *testing.T) {
 		_, hdr, body := h.get(p)
 		answers = append(answers, body, fmt.Sprint(hdr))
 	}
-	answers = append(answers, fmt.Sprintf("%v %+v %#v", h.e.token, h.e.token, h.e.token), h.logs.String())
+	answers = append(answers, h.logs.String())
 	for i, a := range answers {
 		if strings.Contains(a, token) {
 			t.Errorf("answer %d shows the token:\n%s", i, a)
@@ -701,13 +730,13 @@ func TestCacheCap(t *testing.T) {
 			t.Fatalf("probe %d: %d %s", i, rec.Code, rec.Body)
 		}
 	}
-	if got := h.e.clients.len(); got > defaultCacheSize || got == 0 {
+	if got := h.targets().len(); got > defaultCacheSize || got == 0 {
 		t.Fatalf("%d clients cached after %d targets, cap %d", got, n, defaultCacheSize)
 	}
-	if !h.e.clients.contains(fmt.Sprintf("%s/t%d", sim.URL, n-1)) {
+	if !h.targets().contains(h.defaultModule(), fmt.Sprintf("%s/t%d", sim.URL, n-1)) {
 		t.Error("the most recent target was evicted")
 	}
-	if h.e.clients.contains(sim.URL + "/t0") {
+	if h.targets().contains(h.defaultModule(), sim.URL+"/t0") {
 		t.Error("the least recent target is still cached")
 	}
 	if got := sim.Sim.TotalRequests(); got != 2*n {
@@ -715,20 +744,29 @@ func TestCacheCap(t *testing.T) {
 	}
 }
 
-// TestClientReused: probes of one target share one Client and its connection.
-func TestClientReused(t *testing.T) {
-	sim := startSim(t)
+// TestConnectionReused: probes of one target, one after the other, share one connection, and
+// the target is cached once.
+func TestConnectionReused(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(printersim.New())
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
 	h := newHarness(t, nil)
 	for range 3 {
-		h.probe("target=" + target(sim))
+		if mfs, _ := h.probe("target=" + url.QueryEscape(srv.URL)); mustValue(t, mfs, "labelprinter_up") != 1 {
+			t.Fatal("probe failed")
+		}
 	}
-	if got := h.e.clients.len(); got != 1 {
-		t.Errorf("%d clients for one target", got)
+	if got := h.targets().len(); got != 1 {
+		t.Errorf("%d targets cached for one", got)
 	}
-	a, _ := h.e.clients.get(sim.URL)
-	b, _ := h.e.clients.get(sim.URL)
-	if a != b {
-		t.Error("two Clients for one target")
+	if got := conns.Load(); got != 1 {
+		t.Errorf("%d connections for 3 probes of one target", got)
 	}
 }
 
@@ -753,11 +791,13 @@ func TestIndexPage(t *testing.T) {
 
 func TestNewExporterRefusesBadConfig(t *testing.T) {
 	for _, cfg := range []config{
-		{timeout: 0, cacheSize: 1},
-		{timeout: time.Second, cacheSize: 0},
-		{timeout: 2 * maxTimeout, cacheSize: 1},
-		{timeout: time.Second, cacheSize: 1, allowTargets: []string{"10.0.0.0/99"}},
-		{timeout: time.Second, cacheSize: 1, allowTargets: []string{}},
+		{timeout: 0, cacheSize: 1, modules: defaultOnly(newModuleConfig())},
+		{timeout: time.Second, cacheSize: 0, modules: defaultOnly(newModuleConfig())},
+		{timeout: 2 * maxTimeout, cacheSize: 1, modules: defaultOnly(newModuleConfig())},
+		{timeout: time.Second, cacheSize: 1},
+		{timeout: time.Second, timeoutOffset: -time.Second, cacheSize: 1, modules: defaultOnly(newModuleConfig())},
+		{timeout: time.Second, cacheSize: 1, modules: defaultOnly(newModuleConfig("10.0.0.0/99"))},
+		{timeout: time.Second, cacheSize: 1, modules: func() (map[string]*moduleConfig, error) { return nil, errors.New("unreadable") }},
 	} {
 		if _, err := newExporter(cfg); err == nil {
 			t.Errorf("%+v accepted", cfg)

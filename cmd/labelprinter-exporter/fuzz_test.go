@@ -13,9 +13,10 @@ import (
 
 // FuzzProbeRequest feeds /probe queries and scrape-timeout headers to the request checks and the
 // default allow list. Whatever comes in: nothing panics; an accepted request has an http(s)
-// target with a host, no credentials, and at most maxPrinters distinct, non-empty printer names
-// that are valid UTF-8 without control characters; an accepted timeout is positive and at most
-// maxTimeout; and an address the default list lets through is loopback or private.
+// target of at most maxTargetLen bytes with a host, no credentials, at most maxPrinters
+// distinct, non-empty printer names that are valid UTF-8 without control characters, and the
+// one module it named (the default module when it named none); an accepted timeout is between
+// minBudget and maxTimeout; and an address the default list lets through is loopback or private.
 func FuzzProbeRequest(f *testing.F) {
 	for _, seed := range []struct{ query, timeout string }{
 		{"target=http%3A%2F%2F192.168.1.50&printer=line1&printer=line2", "10"},
@@ -25,6 +26,9 @@ func FuzzProbeRequest(f *testing.F) {
 		{"target=http%3A%2F%2F169.254.169.254&printer=%FF", "NaN"},
 		{"target=&target=x", ""},
 		{"target=http%3A%2F%2F8.8.8.8%2Fapi%2Fv3&printer=a%00b", "Inf"},
+		{"target=10.0.0.7&module=plant&debug=true", "2"},
+		{"target=10.0.0.7&module=&module=x", "2"},
+		{"target=10.0.0.7&module=pl%20ant%FF&debug=1", "0.1"},
 	} {
 		f.Add(seed.query, seed.timeout)
 	}
@@ -35,7 +39,7 @@ func FuzzProbeRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, query, timeout string) {
 		h := http.Header{}
 		h.Set("X-Prometheus-Scrape-Timeout-Seconds", timeout)
-		if d, err := probeTimeout(h, defaultTimeout); err == nil && (d <= 0 || d > maxTimeout) {
+		if d, _, err := probeTimeout(h, defaultTimeout, defaultTimeoutOffset); err == nil && (d < minBudget || d > maxTimeout) {
 			t.Fatalf("timeout %q gave %v", timeout, d)
 		}
 		q, err := url.ParseQuery(query)
@@ -49,6 +53,22 @@ func FuzzProbeRequest(f *testing.F) {
 		u, err := url.Parse(req.target)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
 			t.Fatalf("accepted target %q", req.target)
+		}
+		if len(q.Get("target")) > maxTargetLen {
+			t.Fatalf("a target of %d bytes accepted", len(q.Get("target")))
+		}
+		switch mods := q["module"]; {
+		case len(mods) > 1:
+			t.Fatalf("modules %q accepted", mods)
+		case len(mods) == 0 || mods[0] == "":
+			if req.module != defaultModuleName {
+				t.Fatalf("module %q without a module parameter", req.module)
+			}
+		case req.module != mods[0] || len(req.module) > maxModuleNameLen:
+			t.Fatalf("module %q from %q", req.module, mods)
+		}
+		if req.debug && q.Get("debug") == "" {
+			t.Fatal("debug without a debug parameter")
 		}
 		if u.Hostname() != req.host {
 			t.Fatalf("host %q for target %q", req.host, req.target)

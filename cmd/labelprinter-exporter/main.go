@@ -1,28 +1,39 @@
 // Command labelprinter-exporter puts label printers on Prometheus dashboards. Like
 // blackbox_exporter and snmp_exporter it keeps no target list of its own: Prometheus asks
-// /probe?target=<printer base URL>&printer=<name> once per printer and scrape interval, and the
-// exporter reads the printer's counters and status with the SDK and answers the metrics.
+// /probe?target=<printer base URL>&printer=<name>[&module=<name>] once per printer and scrape
+// interval, and the exporter reads the printer's counters and status with the SDK and answers
+// the metrics.
 //
 //	go run ./cmd/labelprinter-exporter
 //	curl 'localhost:9631/probe?target=http://127.0.0.1:8631&printer=line1'
 //
+// Modules, from --config.file, say how each kind of printer is reached: the HTTP client
+// settings (authorization, basic auth, OAuth2, tls_config) Prometheus itself reads, and the
+// targets the module may probe. A module that carries a credential must list its targets.
+// Without --config.file the flags make one module, "default". SIGHUP or POST /-/reload loads
+// the configuration again.
+//
 // Flags:
 //
 //	--listen                address to serve on (default :9631)
+//	--config.file           YAML file of modules (optional)
 //	--timeout               probe timeout when Prometheus sends no scrape timeout (default 10s)
-//	--bearer-token-file     file holding a bearer token sent to every printer
+//	--timeout-offset        kept back from Prometheus's scrape timeout (default 0.5s)
+//	--cache-size            targets whose connections are kept warm (default 1024)
+//	--log-level             debug, info, warn or error (default info); failed probes log at debug
+//
+// Without --config.file, for the default module:
+//
+//	--bearer-token-file     file holding a bearer token, read again for every request; needs
+//	                        --allow-targets
 //	--ca-cert               PEM file of the CA(s) that sign HTTPS printers' certificates
 //	--insecure-skip-verify  do not verify HTTPS printers' certificates
 //	--allow-targets         CIDRs, addresses and host names that may be probed, comma-separated
 //	                        (default: loopback and private networks)
-//	--cache-size            targets whose client and connections are kept (default 1024)
-//	--log-level             debug, info, warn or error (default info); failed probes log at debug
 package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -43,8 +54,9 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run serves until ctx ends and returns the exit code: 0 after a clean stop, 2 for bad flags,
-// 1 when the exporter cannot start.
+// run serves until ctx ends and returns the exit code: 0 after a clean stop, 2 for bad flags or
+// a configuration that does not load, 1 when the exporter cannot start. SIGHUP reloads the
+// configuration.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, listen, err := parseFlags(args, stderr)
 	if err != nil {
@@ -64,6 +76,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "labelprinter-exporter:", err)
 		return 1
 	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	reloads := make(chan struct{})
+	go func() {
+		defer close(reloads)
+		for {
+			select {
+			case <-hup:
+				_ = e.reload() // logged by reload, whichever way it went
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	defer func() { <-reloads }()
+
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
@@ -85,17 +114,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// parseFlags reads the command line into a config and the listen address.
+// parseFlags reads the command line into a config and the listen address. The modules are
+// loaded later, by newExporter, and again at every reload.
 func parseFlags(args []string, stderr io.Writer) (config, string, error) {
 	fs := flag.NewFlagSet("labelprinter-exporter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", defaultListen, "address to serve /probe, /metrics and / on")
+	listen := fs.String("listen", defaultListen, "address to serve /probe, /metrics, /-/reload and / on")
+	configFile := fs.String("config.file", "", "YAML file of modules; without it the flags below make the default module")
 	timeout := fs.Duration("timeout", defaultTimeout, "probe timeout when Prometheus sends no X-Prometheus-Scrape-Timeout-Seconds")
-	tokenFile := fs.String("bearer-token-file", "", "file holding a bearer token sent to every printer (never shown)")
-	caCert := fs.String("ca-cert", "", "PEM file of the CA certificates that sign HTTPS printers' certificates")
-	insecure := fs.Bool("insecure-skip-verify", false, "do not verify HTTPS printers' certificates")
+	offset := fs.Duration("timeout-offset", defaultTimeoutOffset, "kept back from Prometheus's scrape timeout, so the answer arrives in time")
+	tokenFile := fs.String("bearer-token-file", "", "file holding a bearer token for the default module, read for every request (never shown); needs --allow-targets")
+	caCert := fs.String("ca-cert", "", "PEM file of the CA certificates that sign HTTPS printers' certificates (default module)")
+	insecure := fs.Bool("insecure-skip-verify", false, "do not verify HTTPS printers' certificates (default module)")
 	var allow []string
-	fs.Func("allow-targets", "CIDRs, addresses and host names that may be probed, comma-separated; replaces the default "+
+	fs.Func("allow-targets", "CIDRs, addresses and host names the default module may probe, comma-separated; replaces the default "+
 		strings.Join(defaultAllowTargets, ",")+" (and host names resolving only there)", func(v string) error {
 		n := len(allow)
 		for _, e := range strings.Split(v, ",") {
@@ -108,7 +140,7 @@ func parseFlags(args []string, stderr io.Writer) (config, string, error) {
 		}
 		return nil
 	})
-	cacheSize := fs.Int("cache-size", defaultCacheSize, "targets whose client and connections are kept, least recently used out")
+	cacheSize := fs.Int("cache-size", defaultCacheSize, "targets whose connections are kept warm; beyond it, idle connections are closed")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error; failed probes are logged at debug")
 	if err := fs.Parse(args); err != nil {
 		return config{}, "", err
@@ -121,40 +153,33 @@ func parseFlags(args []string, stderr io.Writer) (config, string, error) {
 		return config{}, "", fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	cfg := config{
-		timeout:      *timeout,
-		allowTargets: allow,
-		cacheSize:    *cacheSize,
-		logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		timeout:       *timeout,
+		timeoutOffset: *offset,
+		cacheSize:     *cacheSize,
+		logger:        slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	}
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
+	if *configFile != "" {
+		var moduleFlags []string
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "bearer-token-file", "ca-cert", "insecure-skip-verify", "allow-targets":
+				moduleFlags = append(moduleFlags, "--"+f.Name)
+			}
+		})
+		if len(moduleFlags) > 0 {
+			return config{}, "", fmt.Errorf("%s: with --config.file, set these in the file's modules", strings.Join(moduleFlags, ", "))
+		}
+		path := *configFile
+		cfg.modules = func() (map[string]*moduleConfig, error) { return loadConfigFile(path) }
+		return cfg, *listen, nil
+	}
+	tok, ca, skip := *tokenFile, *caCert, *insecure
+	cfg.modules = func() (map[string]*moduleConfig, error) {
+		m, err := flagModule(tok, ca, skip, allow)
 		if err != nil {
-			return config{}, "", fmt.Errorf("--bearer-token-file: %w", err)
+			return nil, err
 		}
-		tok := strings.TrimSpace(string(b))
-		if tok == "" {
-			return config{}, "", errors.New("--bearer-token-file: the file is empty")
-		}
-		if strings.ContainsFunc(tok, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-			// Say what is wrong without echoing any of the token.
-			return config{}, "", errors.New("--bearer-token-file: the token holds a line break or control character")
-		}
-		cfg.token = secret(tok)
-	}
-	if *caCert != "" || *insecure {
-		t := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: *insecure}
-		if *caCert != "" {
-			pem, err := os.ReadFile(*caCert)
-			if err != nil {
-				return config{}, "", fmt.Errorf("--ca-cert: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return config{}, "", fmt.Errorf("--ca-cert: %s holds no PEM certificate", *caCert)
-			}
-			t.RootCAs = pool
-		}
-		cfg.tls = t
+		return map[string]*moduleConfig{defaultModuleName: m}, nil
 	}
 	return cfg, *listen, nil
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -156,10 +157,71 @@ func TestTLSFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := newHarness(t, func(c *config) { c.tls = cfg.tls })
+		h := newHarness(t, func(c *config) { c.modules = cfg.modules })
 		_, body := h.probe("target=" + url.QueryEscape(srv.URL) + "&printer=line1")
 		if !strings.Contains(body, tc.up) {
 			t.Errorf("%q: want %s:\n%s", tc.args, tc.up, body)
 		}
+	}
+}
+
+// TestRunReloadOnSIGHUP: the command loads --config.file again on SIGHUP; a broken file is
+// reported and the running modules stay.
+func TestRunReloadOnSIGHUP(t *testing.T) {
+	sim := startSim(t, printersim.WithPrinters("line1"))
+	dir := t.TempDir()
+	cfg := writeFile(t, dir, "exporter.yml", "modules:\n  a: {}\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--config.file", cfg}, &stdout, &stderr)
+	}()
+	waitFor := func(what string, buf *syncBuffer, cond func(string) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if cond(buf.String()) {
+				return
+			}
+		}
+		cancel()
+		<-done
+		t.Fatalf("%s never happened: %q %q", what, stdout.String(), stderr.String())
+	}
+	waitFor("listening", &stdout, func(s string) bool { return strings.Contains(s, "listening on") })
+	base := "http://" + regexp.MustCompile(`listening on (\S+)`).FindStringSubmatch(stdout.String())[1]
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+	status := func(module string) int {
+		resp, err := hc.Get(base + "/probe?module=" + module + "&printer=line1&target=" + url.QueryEscape(sim.URL))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := status("b"); code != http.StatusBadRequest {
+		t.Fatalf("module b before the reload: %d", code)
+	}
+	writeFile(t, dir, "exporter.yml", "modules:\n  a: {}\n  b: {}\n")
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the reload", &stderr, func(s string) bool { return strings.Contains(s, "configuration reloaded") })
+	if code := status("b"); code != http.StatusOK {
+		t.Errorf("module b after the reload: %d", code)
+	}
+	writeFile(t, dir, "exporter.yml", "modules: [")
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the failed reload", &stderr, func(s string) bool { return strings.Contains(s, "reload failed") })
+	if code := status("b"); code != http.StatusOK {
+		t.Errorf("module b after the broken reload: %d", code)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }

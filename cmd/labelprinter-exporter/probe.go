@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,8 +17,11 @@ type probeResult struct {
 	up       bool
 	duration float64
 	counters []printerCounters
-	status   *labelprinter.PrinterStatus // nil when the read failed
-	errs     []error
+	status   *labelprinter.PrinterStatus // nil when the read failed or answered 404
+	// statusKnown is true when /status answered or said 404; statusSupported is true when it
+	// answered.
+	statusKnown, statusSupported bool
+	errs                         []error
 }
 
 // printerCounters is one printer's printCounters; c is nil when the read failed, and then no
@@ -29,15 +33,20 @@ type printerCounters struct {
 
 // probe reads the controller's status once and the counters of every printer (the
 // single-printer paths when printers is empty), one after the other: a printer controller is a
-// small device, and the reads of one probe have no need to compete for it.
+// small device, and the reads of one probe have no need to compete for it. /status is not in
+// the v3 contract, so a printer that answers it with 404 is up when its counters read; any
+// other failure of /status makes the probe down.
 func (e *exporter) probe(ctx context.Context, client *labelprinter.Client, printers []string) *probeResult {
 	res := &probeResult{}
 	st, err := client.Printers.Status(ctx)
-	if err != nil {
+	switch {
+	case err == nil:
+		res.status, res.statusKnown, res.statusSupported = st, true, true
+	case errors.Is(err, labelprinter.ErrNotFound):
+		res.statusKnown = true
+	default:
 		res.errs = append(res.errs, fmt.Errorf("status: %w", err))
-		st = nil
 	}
-	res.status = st
 	if len(printers) == 0 {
 		printers = []string{""}
 	}
@@ -75,7 +84,7 @@ const (
 
 // probeDescs are the descriptors of a probe's metrics, built once per exporter.
 type probeDescs struct {
-	up, duration              *prometheus.Desc
+	up, duration, supported   *prometheus.Desc
 	triggers, bounces, labels *prometheus.Desc
 	state, printable, rag     *prometheus.Desc
 	errors, ink               *prometheus.Desc
@@ -84,7 +93,10 @@ type probeDescs struct {
 func newProbeDescs() probeDescs {
 	printer := []string{"printer"}
 	return probeDescs{
-		up:       prometheus.NewDesc("labelprinter_up", "1 when every read of the probe succeeded, 0 otherwise.", nil, nil),
+		up: prometheus.NewDesc("labelprinter_up",
+			"1 when the counters of every requested printer were read and /status was read or answered 404, 0 otherwise.", nil, nil),
+		supported: prometheus.NewDesc("labelprinter_status_supported",
+			"1 when the printer answered /status, 0 when it answered 404 (its status metrics are then left out).", nil, nil),
 		duration: prometheus.NewDesc("labelprinter_probe_duration_seconds", "How long the probe took, in seconds.", nil, nil),
 		triggers: prometheus.NewDesc("labelprinter_triggers_total", "Triggers the printer received (printCounters.triggers).", printer, nil),
 		bounces: prometheus.NewDesc("labelprinter_trigger_bounces_total",
@@ -111,7 +123,7 @@ type probeCollector struct {
 // Describe sends every descriptor a probe may use.
 func (c *probeCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.descs
-	for _, desc := range []*prometheus.Desc{d.up, d.duration, d.triggers, d.bounces, d.labels, d.state, d.printable, d.rag, d.errors, d.ink} {
+	for _, desc := range []*prometheus.Desc{d.up, d.duration, d.supported, d.triggers, d.bounces, d.labels, d.state, d.printable, d.rag, d.errors, d.ink} {
 		ch <- desc
 	}
 }
@@ -121,6 +133,9 @@ func (c *probeCollector) Collect(ch chan<- prometheus.Metric) {
 	d, res := c.descs, c.res
 	ch <- prometheus.MustNewConstMetric(d.up, prometheus.GaugeValue, boolValue(res.up))
 	ch <- prometheus.MustNewConstMetric(d.duration, prometheus.GaugeValue, res.duration)
+	if res.statusKnown {
+		ch <- prometheus.MustNewConstMetric(d.supported, prometheus.GaugeValue, boolValue(res.statusSupported))
+	}
 	for _, pc := range res.counters {
 		if pc.c == nil {
 			continue
