@@ -89,6 +89,10 @@ func TestSinglePrinterForms(t *testing.T) {
 		"Trigger":        func() error { _, err := c.Printers.Trigger(ctx, ""); return err },
 		"AbortPrint":     func() error { _, err := c.Printers.AbortPrint(ctx, ""); return err },
 		"ConfirmTrigger": func() error { _, err := c.Printers.ConfirmTrigger(ctx, ""); return err },
+		"ConfirmTriggerWith": func() error {
+			_, err := c.Printers.ConfirmTriggerWith(ctx, "", &labelprinter.ConfirmOptions{})
+			return err
+		},
 	}
 	for name, call := range named {
 		before := sim.TotalRequests()
