@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	retryablehttp "github.com/hashicorp/go-retryablehttp"
@@ -37,19 +39,26 @@ type Client struct {
 	common service
 
 	base      string // scheme://host[:port][/prefix]/api/v3, no trailing slash
+	basePath  string // [/prefix]/api/v3, escaped: the part of base errors and logs show
 	rc        *retryablehttp.Client
 	transport http.RoundTripper // the caller's or our own, for Close
 
 	userAgent []string
 	authz     []string
 	headers   http.Header
-	secrets   []string
+	redactor  *redactor // nil without credentials
 
 	policy           RetryPolicy
 	budget           *retryBudget
 	logger           *slog.Logger
 	maxResponseBytes int64
 	pollInterval     time.Duration
+
+	// protoMajor is the HTTP major version the printer's last answer came with, or 0 before
+	// any over TLS, where ALPN may still choose HTTP/2. It decides whether an upload of
+	// unknown length asks "Expect: 100-continue" (see send). A pointer, because a Client value
+	// is printed by value (String) and must stay copyable.
+	protoMajor *atomic.Int32
 
 	// jitter and sleep are replaced by tests for deterministic waits.
 	jitter func() float64
@@ -60,11 +69,13 @@ type Client struct {
 type service struct{ client *Client }
 
 // NewClient returns a Client for the printer at baseURL, "http://host[:port][/prefix]"; the
-// "/api/v3" segment is appended unless it is already there. It reads no environment variable
+// "/api/v3" segment is appended unless it is already there. A base URL ending in another
+// version ("/api/v2") is refused with ErrInvalidArgument naming it, as is a host that could
+// not be written back into a request URL. It reads no environment variable
 // (the default transport honours the standard proxy variables, as net/http's does) and
 // touches no network.
 func NewClient(baseURL string, opts ...Option) (*Client, error) {
-	base, err := parseBaseURL(baseURL)
+	base, basePath, err := parseBaseURL(baseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +91,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 
 	c := &Client{
 		base:             base,
+		basePath:         basePath,
 		policy:           o.policy,
 		budget:           newRetryBudget(o.policy.Budget),
 		logger:           o.logger,
@@ -88,6 +100,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		jitter:           rand.Float64,
 		sleep:            sleepCtx,
 		headers:          o.headers,
+		protoMajor:       new(atomic.Int32),
 	}
 	ua := defaultUserAgent
 	if o.userAgent != "" {
@@ -96,19 +109,17 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	c.userAgent = []string{ua}
 
 	auths := 0
+	var secrets []string
 	if o.bearer != "" {
 		auths++
 		c.authz = []string{"Bearer " + string(o.bearer)}
-		c.secrets = append(c.secrets, string(o.bearer))
+		secrets = append(secrets, string(o.bearer))
 	}
 	if o.hasBasic {
 		auths++
 		enc := base64.StdEncoding.EncodeToString([]byte(o.basicUser + ":" + string(o.basicPass)))
 		c.authz = []string{"Basic " + enc}
-		c.secrets = append(c.secrets, enc)
-		if o.basicPass != "" {
-			c.secrets = append(c.secrets, string(o.basicPass))
-		}
+		secrets = append(secrets, enc, string(o.basicPass))
 	}
 	if _, ok := o.headers["Authorization"]; ok {
 		auths++
@@ -116,19 +127,23 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	if auths > 1 {
 		return nil, invalidArg("NewClient", "more than one option sets the Authorization header")
 	}
-	for _, vs := range o.headers {
-		for _, v := range vs {
-			if v != "" {
-				c.secrets = append(c.secrets, v)
+	for name, vs := range o.headers {
+		if credentialHeader(name) {
+			for _, v := range vs {
+				secrets = append(secrets, headerCredentials(v)...)
 			}
 		}
 	}
+	c.redactor = newRedactor(secrets)
 
 	hc, err := buildHTTPClient(o.httpClient, o.tlsConfig)
 	if err != nil {
 		return nil, err
 	}
 	c.transport = hc.Transport
+	if strings.HasPrefix(base, "http:") && !cleartextHTTP2Only(hc.Transport) {
+		c.protoMajor.Store(1)
+	}
 	// retryablehttp empties the idle pool on every failed call; hiding CloseIdleConnections keeps
 	// one failing goroutine from costing every other caller its warm connection.
 	hc.Transport = keepIdle{hc.Transport}

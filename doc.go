@@ -3,7 +3,7 @@
 //
 // # Quick start
 //
-//	c, err := labelprinter.NewClient("http://printer")
+//	c, err := labelprinter.NewClient("http://printer") // requests go to http://printer/api/v3/...
 //	if err != nil { ... }
 //	defer c.Close()
 //	counters, err := c.Printers.Counters(ctx, "line1")
@@ -36,7 +36,23 @@
 // [ErrUnauthorized], [ErrForbidden], [ErrConflict], [ErrRateLimited] and [ErrServer]. Bad input
 // wraps [ErrInvalidArgument] and sends nothing. A failure without a response is a
 // [*TransportError]; when the request may have reached the printer it matches
-// [ErrOutcomeUnknown], as does the *APIError of a printJob or trigger answered 500, 502 or 504. No error, and no log line, ever contains a credential.
+// [ErrOutcomeUnknown], as does the *APIError of a printJob or trigger answered 500, 502 or
+// 504. Errors name the path that was requested, the base URL's own path included.
+//
+// APIError.Message is the reason the body gives, whoever wrote it: the "message", "error",
+// "detail" or "title" of a JSON body, the <title> of an HTML page (a proxy's error page, such
+// as nginx's "400 No required SSL certificate was sent"), the first non-empty line of a text
+// body.
+//
+// No error, no field of one and no log line holds 12 bytes in a row of a credential (all of
+// it when it is shorter): the bearer token, the basic-auth password, the value of a
+// [WithHeader] header named Authorization, Proxy-Authorization or Cookie or whose name holds
+// "auth", "token", "key", "secret", "pass" or "session". A credential a server echoes back is
+// found as written, JSON-escaped, percent-encoded or as HTML character references, and the
+// 64 KiB cut of the body is made after it is removed.
+//
+// Memory follows the bytes that arrived: a Content-Length the server declares reserves
+// nothing, and JSON bodies are capped by [WithMaxResponseBytes].
 //
 // # Retries, and what is never retried
 //

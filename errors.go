@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
+	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -61,7 +65,10 @@ type APIError struct {
 	Path string
 	// Body holds at most the first 64 KiB of the response body.
 	Body []byte
-	// Message is the "message" or "error" string of a JSON error body, or a short text body.
+	// Message is the reason the body gives, on one line of at most 512 bytes: the "message",
+	// "error", "detail" or "title" string of a JSON body; the <title> of an HTML page (a
+	// proxy's error page), tags stripped and white space collapsed; the first non-empty line
+	// of a text body. Empty when the body gives none.
 	Message string
 	// RetryAfter is the wait the printer asked for with Retry-After, if it sent one.
 	RetryAfter time.Duration
@@ -125,11 +132,14 @@ type TransportError struct {
 	MaybeSent bool
 	// Err is the error net/http returned.
 	Err error
+
+	redactor *redactor // applied to Err's text, which the SDK does not write
 }
 
-// Error names the request and the cause, and says when the printer may have acted on it.
+// Error names the request and the cause, and says when the printer may have acted on it. No
+// credential of the Client appears in it (see APIError).
 func (e *TransportError) Error() string {
-	s := e.Method + " " + e.Path + ": " + e.Err.Error()
+	s := e.Method + " " + e.Path + ": " + e.redactor.redactString(e.Err.Error())
 	if e.Attempts > 1 {
 		s += " (after " + strconv.Itoa(e.Attempts) + " attempts)"
 	}
@@ -158,11 +168,13 @@ type DecodeError struct {
 	Snippet string
 	// Err is the decoder's error, or ErrResponseTooLarge.
 	Err error
+
+	redactor *redactor // applied to Err's text, which may quote the body
 }
 
 // Error names the operation, the expected value and the decoder's complaint.
 func (e *DecodeError) Error() string {
-	s := e.Method + " " + e.Path + ": decoding " + e.What + ": " + e.Err.Error()
+	s := e.Method + " " + e.Path + ": decoding " + e.What + ": " + e.redactor.redactString(e.Err.Error())
 	if e.Snippet != "" {
 		s += " (body: " + strconv.Quote(e.Snippet) + ")"
 	}
@@ -195,32 +207,156 @@ func invalidArg(op, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrInvalidArgument, op, fmt.Sprintf(format, args...))
 }
 
-// errorMessage extracts a human message from an error body: the "message" or "error" string of
-// a JSON object, or a short text body flattened to one line.
-func errorMessage(body []byte) string {
-	trimmed := strings.TrimSpace(string(body))
-	if trimmed == "" {
+// maxMessage bounds APIError.Message, in bytes.
+const maxMessage = 512
+
+// errorMessage extracts a human message from an error body by its content type: the
+// "message", "error", "detail" or "title" string of a JSON object; the <title> of an HTML page
+// (its first <h1> when it has none), tags stripped, entities decoded, whitespace collapsed; the
+// first non-empty line of a text body. A body of any other type gives "". The result is one
+// line of valid UTF-8 of at most maxMessage bytes.
+func errorMessage(contentType string, body []byte) string {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = ""
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		return ""
 	}
-	if trimmed[0] == '{' {
-		var m struct {
-			Message json.RawMessage `json:"message"`
-			Error   json.RawMessage `json:"error"`
+	if trimmed[0] == '{' && (mt == "" || mt == "application/json" || strings.HasSuffix(mt, "+json") || strings.HasPrefix(mt, "text/")) {
+		if m, ok := jsonMessage(trimmed); ok || mt != "text/plain" {
+			return m
 		}
-		if json.Unmarshal(body, &m) == nil {
-			for _, raw := range []json.RawMessage{m.Message, m.Error} {
-				var s string
-				if json.Unmarshal(raw, &s) == nil && s != "" {
-					return oneLine(s, 512)
-				}
+	}
+	switch {
+	case mt == "text/html" || mt == "application/xhtml+xml" || (mt == "" && trimmed[0] == '<'):
+		return htmlMessage(trimmed)
+	case mt == "" || strings.HasPrefix(mt, "text/"):
+		return textMessage(trimmed)
+	}
+	return ""
+}
+
+// jsonMessage is the first non-empty string among "message", "error" (or error.message),
+// "detail" and "title" (RFC 9457 problem details) of a JSON object; ok is false when body is
+// not a JSON object.
+func jsonMessage(body []byte) (msg string, ok bool) {
+	var m struct {
+		Message json.RawMessage `json:"message"`
+		Error   json.RawMessage `json:"error"`
+		Detail  json.RawMessage `json:"detail"`
+		Title   json.RawMessage `json:"title"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return "", false
+	}
+	var nested struct {
+		Message json.RawMessage `json:"message"`
+	}
+	if len(m.Error) > 0 && m.Error[0] == '{' {
+		_ = json.Unmarshal(m.Error, &nested)
+	}
+	for _, raw := range []json.RawMessage{m.Message, m.Error, nested.Message, m.Detail, m.Title} {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			if s = collapseSpace(s); s != "" {
+				return oneLine(s, maxMessage), true
 			}
 		}
-		return ""
 	}
-	if trimmed[0] == '<' || len(trimmed) > 512 || !utf8.ValidString(trimmed) {
-		return ""
+	return "", true
+}
+
+// htmlMessage is the text of an HTML page's <title>, or of its first <h1> when the title is
+// missing or empty: what nginx, Apache and most proxies put their reason in.
+func htmlMessage(page []byte) string {
+	for _, tag := range []string{"title", "h1"} {
+		if s := collapseSpace(html.UnescapeString(stripTags(elementText(page, tag)))); s != "" {
+			return oneLine(s, maxMessage)
+		}
 	}
-	return oneLine(trimmed, 512)
+	return ""
+}
+
+// elementText returns the raw content of the first <tag ...>...</tag> of page (matched
+// without regard to case), or "" when there is none. An element left open runs to the end.
+func elementText(page []byte, tag string) string {
+	open, end := "<"+tag, "</"+tag
+	// ASCII only: bytes.ToLower can change a byte count (U+0130), and the offsets must hold.
+	lower := make([]byte, len(page))
+	for i, c := range page {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	for from := 0; ; {
+		i := bytes.Index(lower[from:], []byte(open))
+		if i < 0 {
+			return ""
+		}
+		i += from + len(open)
+		// "<title>" or "<title lang=en>", not "<titlebar>".
+		if i < len(lower) && lower[i] != '>' && lower[i] != ' ' && lower[i] != '\t' && lower[i] != '\r' && lower[i] != '\n' && lower[i] != '/' {
+			from = i
+			continue
+		}
+		gt := bytes.IndexByte(lower[i:], '>')
+		if gt < 0 {
+			return ""
+		}
+		start := i + gt + 1
+		stop := bytes.Index(lower[start:], []byte(end))
+		if stop < 0 {
+			return string(page[start:])
+		}
+		return string(page[start : start+stop])
+	}
+}
+
+// stripTags drops everything between '<' and '>' (an unclosed tag runs to the end).
+func stripTags(s string) string {
+	if !strings.Contains(s, "<") {
+		return s
+	}
+	var b strings.Builder
+	in := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '<':
+			in = true
+			b.WriteByte(' ')
+		case c == '>' && in:
+			in = false
+		case !in:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// textMessage is the first line of a text body that holds more than white space.
+func textMessage(body []byte) string {
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexAny(body, "\r\n"); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		if s := collapseSpace(string(line)); s != "" {
+			return oneLine(s, maxMessage)
+		}
+	}
+	return ""
+}
+
+// collapseSpace makes s valid UTF-8, trims it and turns every run of white space or control
+// characters into one space.
+func collapseSpace(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
 }
 
 // oneLine flattens control characters to spaces and cuts s to at most n bytes, so a hostile
@@ -243,32 +379,42 @@ func oneLine(s string, n int) string {
 func (c *Client) transportError(op *operation, st *callState, err error) error {
 	var re *RedirectError
 	if errors.As(err, &re) {
-		return re
+		return &RedirectError{
+			Method:     re.Method,
+			Path:       c.redactor.redactString(re.Path),
+			StatusCode: re.StatusCode,
+			Location:   c.redactor.redactString(re.Location),
+		}
 	}
-	attempts := st.attempts
-	if attempts == 0 {
-		attempts = 1
-	}
+	return c.newTransportError(op, max(st.attempts, 1), !isDialError(err), err)
+}
+
+// newTransportError builds every TransportError, so each redacts its cause.
+func (c *Client) newTransportError(op *operation, attempts int, maybeSent bool, err error) *TransportError {
 	return &TransportError{
 		Method:    op.method,
-		Path:      op.urlPath(),
+		Path:      c.shownPath(op),
 		Attempts:  attempts,
-		MaybeSent: !isDialError(err),
+		MaybeSent: maybeSent,
 		Err:       err,
+		redactor:  c.redactor,
 	}
 }
 
-// newAPIError reads at most 64 KiB of a non-2xx body and closes it.
+// shownPath is the request path as errors and log lines show it, credentials removed (a name
+// could hold one).
+func (c *Client) shownPath(op *operation) string { return c.redactor.redactString(c.urlPath(op)) }
+
+// newAPIError reads at most 64 KiB of a non-2xx body, with credentials removed, and closes it.
 func (c *Client) newAPIError(op *operation, resp *http.Response) *APIError {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	body := c.redactor.readCut(resp.Body, maxErrorBody)
 	resp.Body.Close()
-	body = c.redact(body)
 	e := &APIError{
 		StatusCode: resp.StatusCode,
 		Method:     op.method,
-		Path:       op.urlPath(),
+		Path:       c.shownPath(op),
 		Body:       body,
-		Message:    errorMessage(body),
+		Message:    c.redactor.redactString(errorMessage(resp.Header.Get("Content-Type"), body)),
 		// The one rule of which answers leave a print's outcome open lives in retry.go.
 		outcomeUnknown: maybeActed(op.class, resp.StatusCode),
 	}
@@ -278,12 +424,419 @@ func (c *Client) newAPIError(op *operation, resp *http.Response) *APIError {
 	return e
 }
 
-// redact removes every configured credential from b, for servers that echo request headers.
-func (c *Client) redact(b []byte) []byte {
-	for _, s := range c.secrets {
-		if len(s) >= 4 && bytes.Contains(b, []byte(s)) {
-			b = bytes.ReplaceAll(b, []byte(s), []byte("[REDACTED]"))
+// newDecodeError builds every DecodeError, with a redacted sample of body.
+func (c *Client) newDecodeError(op *operation, status int, what string, body []byte, err error) *DecodeError {
+	e := &DecodeError{Method: op.method, Path: c.shownPath(op), StatusCode: status, What: what, Err: err, redactor: c.redactor}
+	if len(body) > 0 {
+		e.Snippet = c.snippet(body)
+	}
+	return e
+}
+
+// snippet is the DecodeError sample of a body: one line of at most 256 bytes, credentials
+// removed before the cut (so none survives minus its end) and after the flattening.
+func (c *Client) snippet(b []byte) string {
+	const n = 256
+	if c.redactor != nil {
+		// Only the head is shown, so only the head (and what a credential straddling the cut
+		// may take) is searched: a body can be as large as WithMaxResponseBytes allows.
+		b = b[:min(len(b), n+c.redactor.slack)]
+	}
+	return c.redactor.redactString(oneLine(string(c.redactor.redact(b)), n))
+}
+
+// The redaction rule, the one place it lives. A server or proxy that echoes a request header
+// may echo it raw, JSON-escaped ("\/", "\u002B", as encoding/json, PHP and .NET write it),
+// percent-encoded or as HTML character references, and an error body is cut at 64 KiB. So
+// every text the SDK puts in an error or a log line loses every run of credentialWindow bytes
+// of a credential (the whole credential when it is shorter), looked for in the text as it is
+// and decoded once and twice, and every run found is replaced, in the text as it was, by
+// redactedMark.
+const (
+	credentialWindow = 12
+	redactedMark     = "[REDACTED]"
+	// decodeDepth is how many decodings a credential is looked for through: "%252F" is "/"
+	// percent-encoded twice, "\u0025" then "2F" JSON over percent.
+	decodeDepth = 2
+	// maxExpansion bounds the bytes one byte of a credential can take in the text after
+	// decodeDepth encodings ("\u005Cu0041" is "A", 11 bytes).
+	maxExpansion = 16
+)
+
+// credentialHeader reports whether a WithHeader header carries a credential, by its name:
+// Authorization, Proxy-Authorization, Cookie, or any name holding "auth", "token", "key",
+// "secret", "pass" or "session", case aside (X-Api-Key, X-Auth-Token, Private-Token).
+func credentialHeader(name string) bool {
+	n := strings.ToLower(name)
+	if n == "cookie" {
+		return true
+	}
+	for _, w := range []string{"auth", "token", "key", "secret", "pass", "session"} {
+		if strings.Contains(n, w) {
+			return true
 		}
 	}
+	return false
+}
+
+// headerCredentials returns the credentials in a credential header's value: the value, and for
+// "<scheme> <credentials>" (Authorization: Bearer ..., Basic ...) the part after the scheme,
+// which a server may echo on its own and which may be shorter than a run of the whole.
+func headerCredentials(v string) []string {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil
+	}
+	out := []string{v}
+	if i := strings.IndexAny(v, " \t"); i > 0 {
+		if rest := strings.TrimSpace(v[i+1:]); rest != "" {
+			out = append(out, rest)
+		}
+	}
+	return out
+}
+
+// redactor removes the Client's credentials from text. A nil *redactor removes nothing.
+type redactor struct {
+	creds []credential
+	// slack is how far past a cut the text must be read, so that a credential straddling the
+	// cut is seen whole: its longest encoded form.
+	slack int
+}
+
+// credential is one secret in canonical form (see canonByte), with its windows.
+type credential struct {
+	whole []byte
+	grams map[string]struct{} // every credentialWindow-byte run, when whole is longer
+	has   [256]bool           // the bytes whole holds, to skip positions fast
+}
+
+// newRedactor returns a redactor for the non-empty secrets, or nil when there are none.
+func newRedactor(secrets []string) *redactor {
+	r := &redactor{}
+	seen := map[string]bool{}
+	for _, s := range secrets {
+		if s == "" || seen[s] {
+			continue
+		}
+		seen[s] = true
+		cr := credential{whole: make([]byte, len(s))}
+		for i := 0; i < len(s); i++ {
+			cr.whole[i] = canonByte(s[i])
+			cr.has[cr.whole[i]] = true
+		}
+		if len(s) > credentialWindow {
+			cr.grams = make(map[string]struct{}, len(s)-credentialWindow+1)
+			for i := 0; i+credentialWindow <= len(cr.whole); i++ {
+				cr.grams[string(cr.whole[i:i+credentialWindow])] = struct{}{}
+			}
+		}
+		r.creds = append(r.creds, cr)
+		// Bounded: a credential longer than a page still loses every run inside the cut.
+		r.slack = min(max(r.slack, maxExpansion*len(s)), maxErrorBody)
+	}
+	if len(r.creds) == 0 {
+		return nil
+	}
+	return r
+}
+
+// canonByte makes a space and a plus one byte: form encoding writes a space as "+".
+func canonByte(b byte) byte {
+	if b == ' ' {
+		return '+'
+	}
 	return b
+}
+
+// readCut reads at most n bytes of body for an error, with credentials removed. It reads past
+// n by the longest encoded credential, removes, and only then cuts, so a credential that
+// straddles the cut is removed whole rather than kept minus its last bytes.
+func (r *redactor) readCut(body io.Reader, n int) []byte {
+	extra := 0
+	if r != nil {
+		extra = r.slack
+	}
+	b, _ := io.ReadAll(io.LimitReader(body, int64(n+extra)))
+	out := r.redact(b)
+	if len(out) <= n {
+		return out
+	}
+	out = out[:n]
+	// A mark cut in two would read as text of the body.
+	for k := len(redactedMark) - 1; k > 0; k-- {
+		if bytes.HasSuffix(out, []byte(redactedMark[:k])) {
+			return out[:len(out)-k]
+		}
+	}
+	return out
+}
+
+// redactString is redact for a string.
+func (r *redactor) redactString(s string) string {
+	if r == nil || s == "" {
+		return s
+	}
+	b := []byte(s)
+	if out := r.redact(b); &out[0] != &b[0] {
+		return string(out)
+	}
+	return s
+}
+
+// redact returns b with every run of a credential replaced by redactedMark. b is not modified.
+func (r *redactor) redact(b []byte) []byte {
+	if r == nil {
+		return b
+	}
+	spans := r.find(b)
+	if len(spans) == 0 {
+		return b
+	}
+	slices.SortFunc(spans, func(x, y span) int { return x.from - y.from })
+	out := make([]byte, 0, len(b))
+	at := 0
+	for i := 0; i < len(spans); {
+		from, to := spans[i].from, spans[i].to
+		for i++; i < len(spans) && spans[i].from <= to; i++ {
+			to = max(to, spans[i].to)
+		}
+		out = append(out, b[at:from]...)
+		out = append(out, redactedMark...)
+		at = to
+	}
+	return append(out, b[at:]...)
+}
+
+// span is a byte range [from, to) of the original text.
+type span struct{ from, to int }
+
+// find returns the ranges of b that spell a run of a credential, in b itself and through
+// each decoding.
+func (r *redactor) find(b []byte) []span {
+	var spans []span
+	text := b
+	var from, to []int32 // offsets in b of each byte of text; nil while text is b
+	for depth := 0; ; depth++ {
+		spans = r.match(text, from, to, spans)
+		if depth == decodeDepth {
+			return spans
+		}
+		next, nf, nt, changed := decodeOnce(text)
+		if !changed {
+			return spans
+		}
+		if from != nil {
+			for i := range nf {
+				nf[i], nt[i] = from[nf[i]], to[nt[i]-1]
+			}
+		}
+		text, from, to = next, nf, nt
+	}
+}
+
+// match appends the ranges of b (through from/to) where text holds a credential run.
+func (r *redactor) match(text []byte, from, to []int32, spans []span) []span {
+	add := func(i, j int) { // text[i:j]
+		if from == nil {
+			spans = append(spans, span{i, j})
+		} else {
+			spans = append(spans, span{int(from[i]), int(to[j-1])})
+		}
+	}
+	canon := make([]byte, len(text))
+	for i, c := range text {
+		canon[i] = canonByte(c)
+	}
+	for ci := range r.creds {
+		cr := &r.creds[ci]
+		if cr.grams == nil {
+			for i := 0; ; {
+				k := bytes.Index(canon[i:], cr.whole)
+				if k < 0 {
+					break
+				}
+				add(i+k, i+k+len(cr.whole))
+				i += k + 1
+			}
+			continue
+		}
+		for i := 0; i+credentialWindow <= len(canon); i++ {
+			if !cr.has[canon[i]] || !cr.has[canon[i+credentialWindow-1]] {
+				continue
+			}
+			if _, ok := cr.grams[string(canon[i:i+credentialWindow])]; ok {
+				add(i, i+credentialWindow)
+			}
+		}
+	}
+	return spans
+}
+
+// decodeOnce undoes one layer of the escapes a server may echo a credential in: JSON
+// ("\/", "\\", "\"", "\n"..., "\uXXXX" with surrogate pairs), percent-encoding ("%2F") and
+// HTML character references ("&#47;", "&#x2F;", "&amp;", "&quot;", "&apos;", "&lt;", "&gt;").
+// For each byte of the result, from and to give the range of text it came from. changed is
+// false when text holds no escape.
+func decodeOnce(text []byte) (out []byte, from, to []int32, changed bool) {
+	const special = "\\%&"
+	if !bytes.ContainsAny(text, special) {
+		return nil, nil, nil, false
+	}
+	out = make([]byte, 0, len(text))
+	from = make([]int32, 0, len(text))
+	to = make([]int32, 0, len(text))
+	var rb [utf8.UTFMax]byte
+	for i := 0; i < len(text); {
+		// Plain bytes up to the next escape come through one for one.
+		j := bytes.IndexAny(text[i:], special)
+		if j < 0 {
+			j = len(text)
+		} else {
+			j += i
+		}
+		for k := i; k < j; k++ {
+			from = append(from, int32(k))
+			to = append(to, int32(k+1))
+		}
+		out = append(out, text[i:j]...)
+		if i = j; i == len(text) {
+			break
+		}
+		var dec []byte
+		n := 0
+		switch c := text[i]; {
+		case c == '\\' && i+1 < len(text):
+			if r, m := jsonEscape(text[i:]); m > 0 {
+				dec, n = rb[:utf8.EncodeRune(rb[:], r)], m
+			}
+		case c == '%' && i+2 < len(text) && isHex(text[i+1]) && isHex(text[i+2]):
+			rb[0] = unhex(text[i+1])<<4 | unhex(text[i+2])
+			dec, n = rb[:1], 3
+		case c == '&':
+			if r, m := htmlReference(text[i:]); m > 0 {
+				dec, n = rb[:utf8.EncodeRune(rb[:], r)], m
+			}
+		}
+		if n == 0 {
+			dec, n = text[i:i+1], 1
+		} else {
+			changed = true
+		}
+		for range dec {
+			from = append(from, int32(i))
+			to = append(to, int32(i+n))
+		}
+		out = append(out, dec...)
+		i += n
+	}
+	return out, from, to, changed
+}
+
+// jsonEscape decodes the JSON escape at the start of b and returns its rune and length, or
+// n == 0 when b does not start with one.
+func jsonEscape(b []byte) (r rune, n int) {
+	switch b[1] {
+	case '"', '\\', '/':
+		return rune(b[1]), 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'n':
+		return '\n', 2
+	case 'r':
+		return '\r', 2
+	case 't':
+		return '\t', 2
+	case 'u':
+		r, ok := hex4(b[2:])
+		if !ok {
+			return 0, 0
+		}
+		if utf16.IsSurrogate(r) {
+			if len(b) >= 12 && b[6] == '\\' && b[7] == 'u' {
+				if r2, ok := hex4(b[8:]); ok {
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						return d, 12
+					}
+				}
+			}
+			return utf8.RuneError, 6
+		}
+		return r, 6
+	}
+	return 0, 0
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		if !isHex(c) {
+			return 0, false
+		}
+		r = r<<4 | rune(unhex(c))
+	}
+	return r, true
+}
+
+// htmlReference decodes the character reference at the start of b ("&#47;", "&#x2f;" or one
+// of the five XML names) and returns its rune and length, or n == 0.
+func htmlReference(b []byte) (r rune, n int) {
+	end := bytes.IndexByte(b[:min(len(b), 12)], ';')
+	if end < 2 {
+		return 0, 0
+	}
+	ref := b[1:end]
+	if ref[0] == '#' {
+		digits, base := ref[1:], 10
+		if len(digits) > 0 && (digits[0] == 'x' || digits[0] == 'X') {
+			digits, base = digits[1:], 16
+		}
+		if len(digits) == 0 {
+			return 0, 0
+		}
+		for _, c := range digits {
+			switch {
+			case base == 10 && c >= '0' && c <= '9', base == 16 && isHex(c):
+				r = r*rune(base) + rune(unhex(c))
+			default:
+				return 0, 0
+			}
+		}
+		if !utf8.ValidRune(r) {
+			r = utf8.RuneError
+		}
+		return r, end + 1
+	}
+	switch string(ref) {
+	case "amp":
+		return '&', end + 1
+	case "lt":
+		return '<', end + 1
+	case "gt":
+		return '>', end + 1
+	case "quot":
+		return '"', end + 1
+	case "apos":
+		return '\'', end + 1
+	}
+	return 0, 0
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }

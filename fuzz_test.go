@@ -166,14 +166,20 @@ func FuzzDecodeDictionary(f *testing.F) {
 }
 
 func FuzzErrorMessage(f *testing.F) {
-	f.Add([]byte(`{"message":"no label"}`))
-	f.Add([]byte(`{"error":"token expired"}`))
-	f.Add([]byte("line one\nline two\r\n"))
-	f.Add([]byte(`<html>oops</html>`))
-	f.Add([]byte(`{"message":"a\u0000b\u2028c"}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		m := errorMessage(b)
-		if len(m) > 512 || strings.ContainsAny(m, "\r\n\x00") || !utf8.ValidString(m) {
+	f.Add("", []byte(`{"message":"no label"}`))
+	f.Add("application/json", []byte(`{"error":"token expired"}`))
+	f.Add("application/problem+json", []byte(`{"title":"Bad","detail":"no such table"}`))
+	f.Add("", []byte("line one\nline two\r\n"))
+	f.Add("text/plain; charset=utf-8", []byte("\n \r\n  first line \t here\nsecond"))
+	f.Add("", []byte(`<html>oops</html>`))
+	f.Add("text/html", []byte(nginxMTLSPage))
+	f.Add("text/html", []byte("<TITLE lang=en>a <b>b</b> &amp;\n c</TITLE><h1>x</h1>"))
+	f.Add("text/html", []byte("<titlebar><h1>only &#x41; heading"))
+	f.Add("", []byte(`{"message":"a\u0000b\u2028c"}`))
+	f.Add("application/octet-stream", []byte("\xff\xfe binary"))
+	f.Fuzz(func(t *testing.T, contentType string, b []byte) {
+		m := errorMessage(contentType, b)
+		if len(m) > maxMessage || strings.ContainsAny(m, "\r\n\x00") || !utf8.ValidString(m) || strings.TrimSpace(m) != m || strings.Contains(m, "  ") {
 			t.Fatalf("message %q", m)
 		}
 		e := &APIError{StatusCode: 500, Method: "GET", Path: "/api/v3/x", Message: m}
@@ -226,11 +232,11 @@ func FuzzEscapeName(f *testing.F) {
 }
 
 func FuzzParseBaseURL(f *testing.F) {
-	for _, s := range []string{"http://h", "https://h:8443/api/v3", "printer.local:8080/api", "http://u:p@h/", "http://h/?x#f", "HTTP://H/a%2Fb/", "http://[fe80::1%25eth0]/", "http://"} {
+	for _, s := range []string{"http://h", "https://h:8443/api/v3", "printer.local:8080/api", "http://u:p@h/", "http://h/?x#f", "HTTP://H/a%2Fb/", "http://[fe80::1%25eth0]/", "http://", "http://h/api/v2", "http://h/API/V3", "http://[::%25\xbf]"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		base, err := parseBaseURL(raw)
+		base, path, err := parseBaseURL(raw)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidArgument) {
 				t.Fatalf("untyped error %v", err)
@@ -246,7 +252,10 @@ func FuzzParseBaseURL(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%q gave unparsable base %q: %v", raw, base, err)
 		}
-		if !strings.HasSuffix(base, "/api/v3") || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if !strings.HasSuffix(base, path) || u.EscapedPath() != path+"/labels/x" {
+			t.Fatalf("%q gave base %q and path %q, which requests %q", raw, base, path, u.EscapedPath())
+		}
+		if _, ok := apiVersion(path); !ok || !strings.EqualFold(path[len(path)-len("/api/v3"):], "/api/v3") || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			t.Fatalf("%q gave base %q", raw, base)
 		}
 	})

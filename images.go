@@ -31,9 +31,12 @@ type ImagePutOptions struct {
 	// pipe, a network stream): the body is then sent with that Content-Length, and a reader
 	// that ends early or holds more is an error, never a truncated image. An io.Seeker or a
 	// reader with a Len() int method (bytes.Buffer) needs none; if Size is set anyway it must
-	// match. Without a length the body goes out chunked, after asking with "Expect:
-	// 100-continue", and a printer that refuses chunked bodies answers 411 Length Required
-	// before the body is sent. Zero means not declared; it is never sent to the printer.
+	// match. Without a length the body goes out chunked. Over HTTP/1.1 it first asks with
+	// "Expect: 100-continue", so a printer that refuses chunked bodies answers 411 Length
+	// Required before the body is sent (the error then says to pass Size or use PutFile); over
+	// HTTP/2, where a server need not answer that question, the body goes out at once. Over
+	// TLS the question is asked once the printer has answered a request over HTTP/1.1. Zero
+	// means not declared; it is never sent to the printer.
 	Size int64 `url:"-"`
 }
 
@@ -96,7 +99,7 @@ func (s *ImagesService) Download(ctx context.Context, name string, w io.Writer) 
 	}
 	defer resp.Body.Close()
 	if _, err := io.Copy(w, resp.Body); err != nil {
-		return "", &TransportError{Method: o.method, Path: apiPrefix + o.path, Attempts: 1, MaybeSent: true, Err: fmt.Errorf("reading image: %w", err)}
+		return "", s.client.newTransportError(o, 1, true, fmt.Errorf("reading image: %w", err))
 	}
 	return resp.Header.Get("Content-Type"), nil
 }

@@ -304,7 +304,7 @@ func TestEmptyAndBadBodies(t *testing.T) {
 	mock.RegisterNoResponder(httpmock.NewStringResponder(200, `{"triggers":"3"}`))
 	_, err := c.Printers.Counters(ctx, "p")
 	var ute *json.UnmarshalTypeError
-	if !errors.As(err, &de) || !errors.As(err, &ute) || !strings.Contains(err.Error(), "GET /api/v3/printers/p/printCounters") {
+	if !errors.As(err, &de) || !errors.As(err, &ute) || !strings.Contains(err.Error(), "GET /prefix/api/v3/printers/p/printCounters") {
 		t.Errorf("string counter: %v", err)
 	}
 }
@@ -333,7 +333,7 @@ func TestAPIErrors(t *testing.T) {
 		if !errors.As(err, &apiErr) {
 			t.Fatalf("%d: %v is not an *APIError", tc.status, err)
 		}
-		if apiErr.StatusCode != tc.status || apiErr.Method != "PUT" || apiErr.Path != "/api/v3/images/logo" || apiErr.Message != tc.msg || string(apiErr.Body) != tc.body {
+		if apiErr.StatusCode != tc.status || apiErr.Method != "PUT" || apiErr.Path != "/prefix/api/v3/images/logo" || apiErr.Message != tc.msg || string(apiErr.Body) != tc.body {
 			t.Errorf("%d: %+v", tc.status, apiErr)
 		}
 		if tc.target != nil && !errors.Is(err, tc.target) {
@@ -348,14 +348,14 @@ func TestAPIErrors(t *testing.T) {
 	c, mock := mkClient(t)
 	mock.RegisterNoResponder(httpmock.NewStringResponder(415, `{"message":"use PNG"}`))
 	err := c.Images.Put(t.Context(), "logo", strings.NewReader("x"), "image/png", nil)
-	if got, want := err.Error(), "PUT /api/v3/images/logo: 415 Unsupported Media Type: use PNG"; got != want {
+	if got, want := err.Error(), "PUT /prefix/api/v3/images/logo: 415 Unsupported Media Type: use PNG"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	mock.RegisterNoResponder(httpmock.NewBytesResponder(500, bytes.Repeat([]byte("x"), 1<<20)))
 	c.policy.MaxAttempts = 1
 	err = c.Labels.Delete(t.Context(), "L")
 	var apiErr *APIError
-	if !errors.As(err, &apiErr) || len(apiErr.Body) != maxErrorBody || len(err.Error()) > 200 {
+	if !errors.As(err, &apiErr) || len(apiErr.Body) != maxErrorBody || len(apiErr.Message) > maxMessage || len(err.Error()) > maxMessage+100 {
 		t.Errorf("1 MiB error body: kept %d bytes, message %d bytes", len(apiErr.Body), len(err.Error()))
 	}
 }

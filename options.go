@@ -93,7 +93,10 @@ func WithBasicAuth(username, password string) Option {
 }
 
 // WithHeader adds a header to every request, such as an API key a proxy in front of the printer
-// requires. Its value is treated as a credential and never logged or put in an error.
+// requires. The value of Authorization, Proxy-Authorization, Cookie, or a header whose name
+// holds "auth", "token", "key", "secret", "pass" or "session" (case aside) is a credential: no
+// run of 12 bytes of it (all of it when shorter) appears in an error or a log line. Other
+// headers are sent as given and may be shown.
 func WithHeader(key, value string) Option {
 	return func(o *clientOptions) error {
 		if !validHeaderName(key) {
@@ -173,7 +176,9 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithMaxResponseBytes caps JSON response bodies, counted after decompression (default 64 MiB).
-// Image downloads stream to the caller's writer and are not capped.
+// Any positive n is accepted, math.MaxInt64 meaning no cap in practice. Memory follows the bytes
+// that arrived, whatever the cap: a Content-Length the server declares reserves nothing. Image
+// downloads stream to the caller's writer and are not capped.
 func WithMaxResponseBytes(n int64) Option {
 	return func(o *clientOptions) error {
 		if n <= 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -31,8 +32,9 @@ type operation struct {
 	class       retryClass
 }
 
-// urlPath is the request path as errors and logs show it, such as /api/v3/labels/a%2Fb.
-func (o *operation) urlPath() string { return apiPrefix + o.path + o.seg + o.tail }
+// urlPath is the path o requests, escaped and without the query, as errors and logs show it:
+// /api/v3/labels/a%2Fb, or /printer7/api/v3/labels/a%2Fb for a base URL with a path.
+func (c *Client) urlPath(o *operation) string { return c.basePath + o.path + o.seg + o.tail }
 
 // setPrinterPath points o at suffix on printer, or at the single-printer path when printer is "".
 func (o *operation) setPrinterPath(printer, suffix string) error {
@@ -235,9 +237,11 @@ func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error
 	if op.stream != nil {
 		// -1 says "unknown, stream it chunked" without net/http probing the body first.
 		req.ContentLength = op.stream.length
-		if op.stream.length < 0 {
+		if op.stream.length < 0 && c.protoMajor.Load() == 1 {
 			// A server that refuses chunked bodies answers 411 and closes at once; waiting for
-			// its go-ahead lets that answer arrive instead of a broken pipe mid-body.
+			// its go-ahead lets that answer arrive instead of a broken pipe mid-body. Only over
+			// HTTP/1.x: an HTTP/2 server (nginx among them) need not answer the question, and
+			// net/http would hold the body back for the whole ExpectContinueTimeout.
 			h["Expect"] = expectContinue
 		}
 	}
@@ -255,10 +259,13 @@ func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error
 		h[k] = vs
 	}
 	if c.logger != nil {
-		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter request", slog.String("method", op.method), slog.String("path", op.urlPath()))
+		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter request", slog.String("method", op.method), slog.String("path", c.shownPath(op)))
 	}
 
 	resp, err := c.rc.Do(req)
+	if resp != nil && resp.ProtoMajor != 0 && int32(resp.ProtoMajor) != c.protoMajor.Load() {
+		c.protoMajor.Store(int32(resp.ProtoMajor))
+	}
 	if st.waitErr != nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close()
@@ -351,23 +358,29 @@ func encodeJSON(v any) ([]byte, error) {
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // readBody reads a 2xx body up to the response cap into a pooled buffer; the caller returns it.
+// The buffer grows with the bytes that arrive, never ahead of them: a declared Content-Length
+// is the server's word, and a server that declares 60 MiB and sends 6 bytes must not cost 60
+// MiB per pending call.
 func (c *Client) readBody(op *operation, resp *http.Response) (*bytes.Buffer, error) {
 	defer resp.Body.Close()
 	buf := bufPool.Get().(*bytes.Buffer)
 	buf.Reset()
-	if resp.ContentLength > 0 && resp.ContentLength <= c.maxResponseBytes {
-		buf.Grow(int(resp.ContentLength))
+	// One byte past the cap tells a body at the cap from a longer one; at math.MaxInt64 no
+	// body can be longer, and the extra byte would overflow.
+	limit := c.maxResponseBytes
+	if limit < math.MaxInt64 {
+		limit++
 	}
-	n, err := buf.ReadFrom(io.LimitReader(resp.Body, c.maxResponseBytes+1))
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, limit))
 	if err == nil && n > c.maxResponseBytes {
 		err = fmt.Errorf("%w: more than %d bytes", ErrResponseTooLarge, c.maxResponseBytes)
 	}
 	if err != nil {
 		putBuf(buf)
 		if errors.Is(err, ErrResponseTooLarge) {
-			return nil, &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: resp.StatusCode, What: "response", Err: err}
+			return nil, c.newDecodeError(op, resp.StatusCode, "response", nil, err)
 		}
-		return nil, &TransportError{Method: op.method, Path: op.urlPath(), Attempts: 1, MaybeSent: true, Err: err}
+		return nil, c.newTransportError(op, 1, true, err)
 	}
 	return buf, nil
 }
@@ -403,7 +416,7 @@ func (c *Client) doJSON(ctx context.Context, op *operation, what string, v json.
 		err = v.UnmarshalJSON(b)
 	}
 	if err != nil {
-		return &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: resp.StatusCode, What: what, Snippet: oneLine(string(c.redact(b)), 256), Err: err}
+		return c.newDecodeError(op, resp.StatusCode, what, b, err)
 	}
 	return nil
 }
@@ -431,7 +444,7 @@ func (c *Client) decodeRaw(op *operation, status int, body []byte) (json.RawMess
 		return json.RawMessage{}, nil
 	}
 	if !json.Valid(b) {
-		return nil, &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: status, What: "JSON", Snippet: oneLine(string(c.redact(b)), 256), Err: errors.New("body is not valid JSON")}
+		return nil, c.newDecodeError(op, status, "JSON", b, errors.New("body is not valid JSON"))
 	}
 	return json.RawMessage(bytes.Clone(b)), nil
 }
@@ -475,7 +488,7 @@ func (c *Client) decodeDictionary(op *operation, status int, body []byte) (map[s
 		err = errors.New("null body")
 	}
 	if err != nil {
-		return nil, &DecodeError{Method: op.method, Path: op.urlPath(), StatusCode: status, What: "dictionary", Snippet: oneLine(string(c.redact(b)), 256), Err: err}
+		return nil, c.newDecodeError(op, status, "dictionary", b, err)
 	}
 	return out, nil
 }

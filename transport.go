@@ -73,6 +73,13 @@ func buildHTTPClient(user *http.Client, tlsCfg *tls.Config) (*http.Client, error
 	return &hc, nil
 }
 
+// cleartextHTTP2Only reports whether rt speaks HTTP/2 without TLS and not HTTP/1 (prior
+// knowledge), the one way a plain http:// printer is reached over HTTP/2.
+func cleartextHTTP2Only(rt http.RoundTripper) bool {
+	t, ok := rt.(*http.Transport)
+	return ok && t.Protocols != nil && t.Protocols.UnencryptedHTTP2() && !t.Protocols.HTTP1()
+}
+
 // checkRedirect is the one redirect rule: only a GET follows, only to the same scheme, host and
 // port, and at most 3 times. net/http would turn a redirected print job into a GET and report
 // success, and would send a custom auth header to any host.
