@@ -108,6 +108,10 @@
 //   - Command printersim (cmd/printersim) runs the simulator on its own.
 //   - Command labelprinter-exporter (cmd/labelprinter-exporter) puts every printer on a
 //     Prometheus dashboard, probing them as blackbox_exporter does.
+//   - Command labelprinter-mqtt (cmd/labelprinter-mqtt) puts the printers on a plant's MQTT
+//     broker: status and counters retained, print commands printed at most once through an
+//     outbox; package [github.com/labelprinter/go-labelprinter/mqttbridge] runs the same
+//     bridge inside a Go service.
 //   - The programs under examples/ (quickstart, print-from-table, upload-image,
 //     watch-counters, print-and-confirm, history, outbox) each run against a simulator they
 //     start in-process, or against a printer given with -url; examples/quickstart only reads a

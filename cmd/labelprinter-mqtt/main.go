@@ -1,0 +1,98 @@
+// Command labelprinter-mqtt puts label printers on a plant's MQTT broker: it publishes their
+// status and counters (retained) and takes print commands, each printed at most once through
+// an outbox file (see package mqttbridge and this directory's README).
+//
+//	labelprinter-mqtt --config.file bridge.yml
+//	labelprinter-mqtt --config.file bridge.yml --embedded-broker 127.0.0.1:1883
+//
+// Flags:
+//
+//	--config.file      the YAML configuration (required)
+//	--embedded-broker  run an MQTT broker in this process on this address (loopback unless the
+//	                   address names another host) and connect to it instead of broker.url
+//	--log-level        debug, info, warn or error (default info)
+//
+// Exit codes: 0 after a clean stop (SIGTERM or SIGINT), 2 for a bad flag or configuration (the
+// message names the field), 1 when the bridge cannot start.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/labelprinter/go-labelprinter/mqttbridge"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+}
+
+// run bridges until ctx ends and returns the exit code.
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("labelprinter-mqtt", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configFile := fs.String("config.file", "", "the YAML configuration")
+	embedded := fs.String("embedded-broker", "", "run an MQTT broker in this process on this address and use it")
+	level := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "labelprinter-mqtt: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(*level)); err != nil {
+		fmt.Fprintf(stderr, "labelprinter-mqtt: --log-level: %q is not debug, info, warn or error\n", *level)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv}))
+	if *configFile == "" {
+		fmt.Fprintln(stderr, "labelprinter-mqtt: --config.file is required")
+		return 2
+	}
+	cfg, err := mqttbridge.LoadConfig(*configFile)
+	if err != nil {
+		fmt.Fprintln(stderr, "labelprinter-mqtt:", err)
+		return 2
+	}
+	if *embedded != "" {
+		broker, err := mqttbridge.StartBroker(*embedded, nil)
+		if err != nil {
+			fmt.Fprintln(stderr, "labelprinter-mqtt: --embedded-broker:", err)
+			return 1
+		}
+		defer broker.Close()
+		cfg.Broker.URL = broker.URL()
+		cfg.Broker.TLSConfig = nil
+		log.Info("embedded broker listening", "addr", broker.Addr())
+	} else if cfg.Broker.URL == "" {
+		fmt.Fprintln(stderr, "labelprinter-mqtt: config: broker.url: required (or pass --embedded-broker)")
+		return 2
+	}
+	b, err := mqttbridge.New(*cfg, mqttbridge.WithLogger(log))
+	if err != nil {
+		fmt.Fprintln(stderr, "labelprinter-mqtt:", err)
+		var ce *mqttbridge.ConfigError
+		if errors.As(err, &ce) {
+			return 2
+		}
+		return 1
+	}
+	log.Info("bridging", "printers", len(cfg.Printers), "topic_prefix", cfg.TopicPrefix)
+	if err := b.Run(ctx); err != nil {
+		fmt.Fprintln(stderr, "labelprinter-mqtt:", err)
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}

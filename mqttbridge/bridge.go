@@ -1,0 +1,451 @@
+package mqttbridge
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/outbox"
+	promconfig "github.com/prometheus/common/config"
+)
+
+// Option configures a Bridge in New.
+type Option func(*options) error
+
+type options struct {
+	logger *slog.Logger
+}
+
+// WithLogger logs connections, commands refused and failures to l. Nothing is logged
+// without it.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		if l == nil {
+			return errors.New("mqttbridge.WithLogger: logger is nil")
+		}
+		o.logger = l
+		return nil
+	}
+}
+
+// Timings of the connection and of a stop.
+const (
+	keepAlive = 30
+	// ackInterval is how often acknowledgements are flushed to the broker, in order.
+	ackInterval = 20 * time.Millisecond
+	// stopGrace bounds how long a stop waits for the broker to take the last results and
+	// the offline message.
+	stopGrace = 10 * time.Second
+	// abortTimeout bounds an abortPrint, retries included.
+	abortTimeout = time.Minute
+	// maxWatchBackoff caps the wait before a failed watch is started again.
+	maxWatchBackoff = 30 * time.Second
+)
+
+// Bridge puts printers on an MQTT broker: it publishes their status and counters and takes
+// commands, sending each print command at most once through an outbox. It is made by New and
+// runs in Run.
+type Bridge struct {
+	cfg      Config
+	log      *slog.Logger
+	password []byte
+	tls      *tls.Config
+	printers map[string]*printer // by topic segment
+	ctls     []*controller
+	pub      *publisher
+
+	ran      atomic.Bool
+	stopping atomic.Bool
+	stopCh   chan struct{}
+	// handleMu makes commands one at a time, in arrival order, across reconnects.
+	handleMu sync.Mutex
+	stopped  bool // under handleMu: no command is taken any more
+	aborts   sync.WaitGroup
+	ackers   sync.WaitGroup // goroutines waiting to acknowledge a command
+
+	mu      sync.Mutex
+	lost    chan struct{} // closed when the current connection is lost
+	waiting map[entryKey]*waiter
+	replies map[entryKey]reply
+}
+
+// entryKey names an outbox entry: ids are unique per controller's outbox.
+type entryKey struct {
+	ctl *controller
+	id  string
+}
+
+// waiter is a command being enqueued, waiting for its queued result to reach the broker.
+type waiter struct{ done chan struct{} }
+
+// reply is where a command's results go besides P/result: its MQTT 5 Response Topic.
+type reply struct {
+	topic string
+	corr  []byte
+}
+
+// controller is one controller URL: one client, one outbox file, one status watch.
+type controller struct {
+	url      string
+	client   *labelprinter.Client
+	ob       *outbox.Outbox
+	printers []*printer
+	byRemote map[string]*printer
+
+	mu     sync.Mutex
+	status *labelprinter.PrinterStatus // nil while /status does not answer
+}
+
+// printer is one printer and its last published state.
+type printer struct {
+	name   string // topic segment
+	remote string // its name on the controller
+	ctl    *controller
+	prefix string
+
+	mu        sync.Mutex
+	read      bool // a counters read has been tried
+	reachable bool
+	statusKey string // the last status payload without its time
+	statusMsg []byte
+	countMsg  []byte
+}
+
+func (p *printer) topic(leaf string) string { return printerTopic(p.prefix, p.name, leaf) }
+
+// New checks cfg, reads the broker's password file and opens one outbox per controller URL
+// in cfg.StateDir (an outbox another process holds gives outbox.ErrLocked). cfg.Broker.URL
+// must be set. Configuration errors are *ConfigError. Close releases what New opened when
+// Run is never called.
+func New(cfg Config, opts ...Option) (*Bridge, error) {
+	o := options{logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, errors.New("mqttbridge.New: nil option")
+		}
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	cfg.Printers = append([]PrinterConfig(nil), cfg.Printers...)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Broker.URL == "" {
+		return nil, fieldErr("broker.url", "required (or run an embedded broker)")
+	}
+	b := &Bridge{
+		cfg:      cfg,
+		log:      o.logger,
+		printers: map[string]*printer{},
+		stopCh:   make(chan struct{}),
+		waiting:  map[entryKey]*waiter{},
+		replies:  map[entryKey]reply{},
+	}
+	b.pub = newPublisher(b.log)
+	var err error
+	if cfg.Broker.PasswordFile != "" {
+		if b.password, err = readPassword(cfg.Broker.PasswordFile); err != nil {
+			return nil, &ConfigError{Field: "broker.password_file", Err: err}
+		}
+	}
+	if cfg.Broker.TLSConfig != nil {
+		if b.tls, err = promconfig.NewTLSConfig(cfg.Broker.TLSConfig); err != nil {
+			return nil, &ConfigError{Field: "broker.tls_config", Err: err}
+		}
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return nil, &ConfigError{Field: "state_dir", Err: err}
+	}
+	byURL := map[string]*controller{}
+	for i, pc := range cfg.Printers {
+		ctl := byURL[pc.URL]
+		if ctl == nil {
+			hc, err := promconfig.NewClientFromConfig(pc.HTTPClientConfig, "labelprinter-mqtt")
+			if err != nil {
+				b.closeOutboxes()
+				return nil, &ConfigError{Field: fmt.Sprintf("printers[%d].http_client_config", i), Err: err}
+			}
+			c, err := labelprinter.NewClient(pc.URL, labelprinter.WithHTTPClient(hc))
+			if err != nil {
+				b.closeOutboxes()
+				return nil, &ConfigError{Field: fmt.Sprintf("printers[%d].url", i), Err: err}
+			}
+			ctl = &controller{url: pc.URL, client: c, byRemote: map[string]*printer{}}
+			byURL[pc.URL] = ctl
+			b.ctls = append(b.ctls, ctl)
+		}
+		p := &printer{name: pc.Name, remote: pc.Printer, ctl: ctl, prefix: cfg.TopicPrefix}
+		ctl.printers = append(ctl.printers, p)
+		ctl.byRemote[pc.Printer] = p
+		b.printers[pc.Name] = p
+	}
+	for _, ctl := range b.ctls {
+		ob, err := outbox.Open(StateFile(cfg.StateDir, ctl.url), ctl.client,
+			outbox.WithStateChange(func(e outbox.Entry) { b.entryChanged(ctl, e) }))
+		if err != nil {
+			b.closeOutboxes()
+			return nil, err
+		}
+		ctl.ob = ob
+	}
+	return b, nil
+}
+
+// StateFile is the outbox file of the controller at url in dir: the URL's host and port,
+// readable, and a hash of the whole URL, so two URLs never share a file.
+func StateFile(dir, controllerURL string) string {
+	controllerURL = strings.TrimRight(controllerURL, "/")
+	host := controllerURL
+	if u, err := url.Parse(controllerURL); err == nil && u.Host != "" {
+		host = u.Host
+	}
+	safe := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+			return r
+		}
+		return '_'
+	}, host)
+	sum := sha256.Sum256([]byte(controllerURL))
+	return filepath.Join(dir, safe+"-"+hex.EncodeToString(sum[:4])+".outbox")
+}
+
+func (b *Bridge) closeOutboxes() {
+	for _, ctl := range b.ctls {
+		if ctl.ob != nil {
+			_ = ctl.ob.Close()
+		}
+		_ = ctl.client.Close()
+	}
+}
+
+// Close releases the outbox files and clients of a Bridge whose Run was never called; Run
+// releases them itself.
+func (b *Bridge) Close() error {
+	if b.ran.Swap(true) {
+		return nil
+	}
+	b.closeOutboxes()
+	return nil
+}
+
+// Run connects to the broker and bridges until ctx ends, riding out broker and printer
+// outages. When ctx ends it stops taking commands (those not yet taken stay unacknowledged
+// with the broker, and the subscription stays), lets print jobs in flight finish or become
+// unknown, publishes their results and "offline", disconnects and returns nil. Run may be
+// called once.
+func (b *Bridge) Run(ctx context.Context) error {
+	if ctx == nil {
+		return errors.New("mqttbridge.Run: nil context")
+	}
+	if b.ran.Swap(true) {
+		return errors.New("mqttbridge.Run: called twice, or after Close")
+	}
+	serverURL, err := url.Parse(b.cfg.Broker.URL)
+	if err != nil {
+		b.closeOutboxes()
+		return fieldErr("broker.url", "not a URL")
+	}
+	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopConn()
+	zero := uint32(0)
+	cc := autopaho.ClientConfig{
+		ServerUrls:                    []*url.URL{serverURL},
+		TlsCfg:                        b.tls,
+		KeepAlive:                     keepAlive,
+		CleanStartOnInitialConnection: false,
+		SessionExpiryInterval:         uint32(b.cfg.Broker.SessionExpiry / time.Second),
+		ReconnectBackoff:              autopaho.NewExponentialBackoff(100*time.Millisecond, 10*time.Second, 500*time.Millisecond, 2),
+		ConnectTimeout:                10 * time.Second,
+		ConnectUsername:               b.cfg.Broker.Username,
+		ConnectPassword:               b.password,
+		WillMessage: &paho.WillMessage{
+			Topic: onlineTopic(b.cfg.TopicPrefix), Payload: []byte("offline"), QoS: 1, Retain: true,
+		},
+		// paho's default delays the Will by twice the keep-alive; the plant should know at once.
+		WillProperties: &paho.WillProperties{WillDelayInterval: &zero},
+		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+			b.mu.Lock()
+			b.lost = make(chan struct{})
+			b.mu.Unlock()
+			b.log.Info("connected to the broker", "url", serverURL.Redacted())
+			go b.connected(connCtx, cm)
+		},
+		OnConnectionDown: func() bool {
+			b.log.Warn("connection to the broker lost; reconnecting")
+			return true
+		},
+		OnConnectError: func(err error) {
+			b.log.Warn("cannot connect to the broker", "err", err)
+		},
+		ClientConfig: paho.ClientConfig{
+			ClientID: b.cfg.Broker.ClientID,
+			// Both say the connection is gone, before paho has shut it down (which waits for
+			// the command being handled).
+			OnClientError:              func(error) { b.connectionLost() },
+			OnServerDisconnect:         func(*paho.Disconnect) { b.connectionLost() },
+			EnableManualAcknowledgment: true,
+			SendAcksInterval:           ackInterval,
+			OnPublishReceived: []func(paho.PublishReceived) (bool, error){
+				func(pr paho.PublishReceived) (bool, error) {
+					b.onCommand(ctx, pr.Client, pr.Packet)
+					return true, nil
+				},
+			},
+		},
+	}
+	if b.cfg.Broker.Username == "" {
+		cc.ConnectUsername = ""
+	}
+	cm, err := autopaho.NewConnection(connCtx, cc)
+	if err != nil {
+		b.closeOutboxes()
+		return err
+	}
+
+	pubCtx, stopPub := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPub()
+	pubDone := make(chan struct{})
+	go func() { defer close(pubDone); b.pub.run(pubCtx, cm) }()
+
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var workers sync.WaitGroup
+	for _, ctl := range b.ctls {
+		workers.Add(2)
+		go func() { defer workers.Done(); _ = ctl.ob.Run(runCtx) }()
+		go func() { defer workers.Done(); b.watchStatus(runCtx, ctl) }()
+		for _, p := range ctl.printers {
+			workers.Add(1)
+			go func() { defer workers.Done(); b.watchCounters(runCtx, p) }()
+		}
+	}
+
+	<-ctx.Done()
+	// Stop taking commands: a command not yet taken stays unacknowledged with the broker.
+	b.stopping.Store(true)
+	// Waits for the command being handled; later ones see stopping and are left alone.
+	b.handleMu.Lock()
+	b.stopped = true
+	b.handleMu.Unlock()
+	// Commands taken are acknowledged once their first result is out, which the publisher,
+	// still running, sees to; after stopGrace they are left unacknowledged (redelivered, and
+	// then duplicates).
+	acked := make(chan struct{})
+	go func() { b.ackers.Wait(); close(acked) }()
+	select {
+	case <-acked:
+	case <-time.After(stopGrace):
+	}
+	close(b.stopCh)
+	b.ackers.Wait()
+	b.aborts.Wait()
+	stopRun()
+	for _, ctl := range b.ctls {
+		// Close lets a print job in flight settle (sent, or unknown) before it returns.
+		_ = ctl.ob.Close()
+	}
+	workers.Wait()
+	for _, ctl := range b.ctls {
+		_ = ctl.client.Close()
+	}
+	offline := &message{topic: onlineTopic(b.cfg.TopicPrefix), payload: []byte("offline"), retain: true, done: make(chan struct{})}
+	b.pub.push(offline)
+	grace := time.NewTimer(stopGrace)
+	defer grace.Stop()
+	select {
+	case <-offline.done:
+		// Acknowledgements are flushed every ackInterval; let the last batch go out.
+		time.Sleep(2 * ackInterval)
+	case <-grace.C:
+		b.log.Warn("the broker did not take the last results in time")
+	}
+	stopPub()
+	<-pubDone
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
+	defer cancel()
+	_ = cm.Disconnect(dctx)
+	return nil
+}
+
+// connectionLost tells the command being handled that its connection is gone.
+func (b *Bridge) connectionLost() {
+	b.log.Debug("connection lost")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lost != nil {
+		close(b.lost)
+		b.lost = nil
+	}
+}
+
+// currentLost returns a channel closed when the current connection is lost.
+func (b *Bridge) currentLost() chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lost == nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return b.lost
+}
+
+// connected runs after every (re)connect: subscribe again, publish online and every printer's
+// state, changed or not.
+func (b *Bridge) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
+	sub := &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
+		// Retain Handling 2: a retained command is not replayed at each subscribe.
+		{Topic: commandFilter(b.cfg.TopicPrefix), QoS: 1, RetainHandling: 2},
+	}}
+	// A broker that mixes up our packet identifier with one of its own answers 0x91; the
+	// next attempt takes another identifier.
+	for attempt := 0; ; attempt++ {
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		suback, err := cm.Subscribe(sctx, sub)
+		cancel()
+		if err == nil {
+			break
+		}
+		if suback != nil && len(suback.Reasons) > 0 && suback.Reasons[0] == 0x91 && attempt < 10 {
+			continue
+		}
+		if suback != nil && len(suback.Reasons) > 0 {
+			b.log.Error("the broker refused the subscription to the commands", "filter", commandFilter(b.cfg.TopicPrefix), "reason", suback.Reasons[0])
+		} else {
+			b.log.Warn("subscribing to the commands failed", "err", err)
+		}
+		break
+	}
+	b.log.Debug("subscribed", "filter", commandFilter(b.cfg.TopicPrefix))
+	b.pub.push(&message{topic: onlineTopic(b.cfg.TopicPrefix), payload: []byte("online"), retain: true})
+	for _, ctl := range b.ctls {
+		for _, p := range ctl.printers {
+			// Pushed under the printer's lock, so a newer state pushed by its watch cannot be
+			// overtaken by this older one.
+			p.mu.Lock()
+			if p.statusMsg != nil {
+				b.pub.push(&message{topic: p.topic(topicStatus), payload: p.statusMsg, retain: true})
+			}
+			if p.countMsg != nil {
+				b.pub.push(&message{topic: p.topic(topicCounters), payload: p.countMsg, retain: true})
+			}
+			p.mu.Unlock()
+		}
+	}
+}

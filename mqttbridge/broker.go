@@ -1,0 +1,100 @@
+package mqttbridge
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/hooks/auth"
+	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// Broker is an MQTT 5 / 3.1.1 broker running in this process, for a plant in a box and for
+// tests. It lets every client in and keeps sessions in memory only, so it belongs on
+// loopback or a trusted network; a plant's broker is mosquitto or its like.
+type Broker struct {
+	srv   *mqtt.Server
+	addr  string
+	close sync.Once
+	err   error
+}
+
+// StartBroker serves a broker on addr. An address without a host (":1883", or "1883") is
+// bound to 127.0.0.1; port 0 picks a free port (see Addr). l receives the broker's own log
+// lines; nil discards them.
+func StartBroker(addr string, l *slog.Logger) (*Broker, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		addr = net.JoinHostPort("", addr)
+	}
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	if l == nil {
+		l = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	srv := mqtt.New(&mqtt.Options{Logger: l, InlineClient: false})
+	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
+		return nil, err
+	}
+	if err := srv.AddHook(new(sessionHook), nil); err != nil {
+		return nil, err
+	}
+	tcp := listeners.NewTCP(listeners.Config{ID: "tcp", Address: addr})
+	if err := srv.AddListener(tcp); err != nil {
+		return nil, err
+	}
+	if err := srv.Serve(); err != nil {
+		_ = srv.Close()
+		return nil, err
+	}
+	return &Broker{srv: srv, addr: tcp.Address()}, nil
+}
+
+// Addr returns the address the broker listens on, such as "127.0.0.1:1883".
+func (b *Broker) Addr() string { return b.addr }
+
+// URL returns the broker's mqtt:// URL.
+func (b *Broker) URL() string { return "mqtt://" + b.addr }
+
+// Close disconnects every client (their Wills are published first) and stops the broker.
+// Further calls do nothing.
+func (b *Broker) Close() error {
+	b.close.Do(func() { b.err = b.srv.Close() })
+	return b.err
+}
+
+// sessionHook keeps the messages queued for a client with a persistent session (the bridge's
+// commands) in the order they arrived. The broker resends them sorted by their Created time,
+// which counts whole seconds, so messages of one second would come back in any order. Here
+// each message gets a Created later than the one before. Created then runs ahead of the clock
+// while more than one message a second arrives, which only delays the broker's own cap on how
+// long a queued message may wait (a message's Message Expiry Interval is counted separately
+// and still holds). The broker compares the low 16 bits only, so the order holds for 65,536
+// messages in a row.
+type sessionHook struct {
+	mqtt.HookBase
+	mu   sync.Mutex
+	last int64
+}
+
+// ID names the hook.
+func (h *sessionHook) ID() string { return "arrival-order" }
+
+// Provides says the hook handles OnPublish.
+func (h *sessionHook) Provides(b byte) bool { return b == mqtt.OnPublish }
+
+// OnPublish gives pk a Created later than every earlier message's.
+func (h *sessionHook) OnPublish(_ *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.last == 0 {
+		// Start where the low 16 bits are 0, so 65,536 messages pass before they wrap.
+		h.last = pk.Created | 0xffff
+	}
+	h.last = max(h.last+1, pk.Created)
+	pk.Created = h.last
+	return pk, nil
+}

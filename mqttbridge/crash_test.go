@@ -1,0 +1,221 @@
+package mqttbridge
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/labelprinter/go-labelprinter/outbox"
+)
+
+// childEnv names the configuration file of a bridge child process.
+const childEnv = "MQTTBRIDGE_CHILD_CONFIG"
+
+// childMain runs the bridge when this binary was started as a child by TestCrashRecovery:
+// as labelprinter-mqtt does, until SIGTERM.
+func childMain() (int, bool) {
+	path := os.Getenv(childEnv)
+	if path == "" {
+		return 0, false
+	}
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2, true
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	var opts []Option
+	if os.Getenv("MQTTBRIDGE_DEBUG") != "" {
+		opts = append(opts, WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	}
+	b, err := New(*cfg, opts...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1, true
+	}
+	if err := b.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1, true
+	}
+	return 0, true
+}
+
+// TestCrashRecovery kills a bridge process with SIGKILL at random moments while 200 print
+// commands flow to 4 printers, restarting it each time. The kills are placed by the printer's
+// progress (the n-th kill once the printer has seen a set number of jobs, then a random few
+// milliseconds more), so there are exactly crashKills of them however fast the child runs. At
+// the end no command reached the printer twice, every command is in the outbox as sent or
+// unknown, and unknown ones are at most one per kill and printer.
+func TestCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills child processes")
+	}
+	eachBroker(t, testCrashRecovery)
+}
+
+func testCrashRecovery(t *testing.T, bk testBroker) {
+	// The embedded broker loses QoS 1 messages published to a persistent session while its
+	// client is gone after a crash (mosquitto keeps them), so against it the commands are
+	// all taken before the first kill, and the kills fall while they are being printed.
+	_, embedded := bk.(*embeddedBroker)
+	const (
+		commands   = 200
+		crashKills = 5
+	)
+	printers := []string{"p1", "p2", "p3", "p4"}
+	pl := startPlant(t, printers...)
+	dir := t.TempDir()
+	var b strings.Builder
+	fmt.Fprintf(&b, "broker: {url: %q, client_id: crash-bridge}\nstate_dir: %q\npoll_interval: 200ms\nprinters:\n", bk.URL(), filepath.Join(dir, "state"))
+	for _, p := range printers {
+		fmt.Fprintf(&b, "  - {name: %s, url: %q, printer: %s}\n", p, pl.URL, p)
+	}
+	cfgPath := writeFile(t, dir, "bridge.yml", b.String())
+
+	w := watch(t, bk.URL(), prefix+"/#")
+	online := onlineTopic(prefix)
+	offlines := func() int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		n := 0
+		for _, p := range w.got {
+			if p.Topic == online && string(p.Payload) == "offline" {
+				n++
+			}
+		}
+		return n
+	}
+	onlines := func() int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		n := 0
+		for _, p := range w.got {
+			if p.Topic == online && string(p.Payload) == "online" {
+				n++
+			}
+		}
+		return n
+	}
+	start := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"="+cfgPath)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	distinct := func() int {
+		pl.mu.Lock()
+		defer pl.mu.Unlock()
+		return len(pl.jobs)
+	}
+
+	// The first child makes the persistent session; the commands then wait in it whenever
+	// no bridge is connected.
+	child := start()
+	eventually(t, "the first bridge online", func() bool { return onlines() >= 1 })
+	s := newSender(t, bk.URL())
+	sendDone := make(chan struct{})
+	go func() {
+		defer close(sendDone)
+		for i := range commands {
+			id := fmt.Sprintf("c%03d", i)
+			s.send(cmdTopic(printers[i%len(printers)], "printJob"), printJobCmd(id))
+		}
+	}()
+	t.Cleanup(func() { <-sendDone })
+
+	if embedded {
+		<-sendDone
+		eventually(t, "every command taken", func() bool {
+			seen := map[string]bool{}
+			for _, p := range printers {
+				for _, r := range w.results(resultTopic(p)) {
+					seen[r.ID] = true
+				}
+			}
+			return len(seen) >= commands
+		})
+	}
+	var lastStart time.Time
+	for k := range crashKills {
+		// Kill k once the printer has seen at least this many distinct jobs: spread over the
+		// run and below what the printer sees in the end, whatever the kills left unknown.
+		threshold := k*30 + 1 + rand.IntN(25)
+		eventually(t, fmt.Sprintf("%d jobs at the printer before kill %d", threshold, k+1), func() bool { return distinct() >= threshold })
+		// Every child is killed after it connected, so each kill leaves a Will to check.
+		eventually(t, fmt.Sprintf("bridge %d online", k+1), func() bool { return onlines() >= k+1 })
+		time.Sleep(time.Duration(rand.IntN(10_000)) * time.Microsecond)
+		_ = child.Process.Kill()
+		_ = child.Wait()
+		// The broker publishes the Will at once (Will Delay Interval 0).
+		eventually(t, "the Will after a kill", func() bool { return offlines() >= k+1 })
+		lastStart = time.Now()
+		child = start()
+	}
+	<-sendDone
+	// The last bridge is connected before the markers go out (the embedded broker can lose a
+	// message published while a session is being taken over).
+	eventually(t, "the last bridge online", func() bool { return onlines() >= crashKills+1 })
+	// One last command per printer: a printer's commands go out in order, so when its
+	// marker is sent every command before it is settled.
+	for _, p := range printers {
+		s.send(cmdTopic(p, "printJob"), printJobCmd("marker-"+p))
+	}
+	for _, p := range printers {
+		eventually(t, "marker of "+p, func() bool { return contains(w.statesOf(resultTopic(p), "marker-"+p), StateSent) })
+	}
+	_ = child.Process.Signal(syscall.SIGTERM)
+	if err := child.Wait(); err != nil {
+		t.Fatalf("the last bridge did not stop cleanly on SIGTERM: %v", err)
+	}
+	if last := w.last(online); last == nil || string(last.Payload) != "offline" {
+		t.Errorf("after SIGTERM, %s is not offline", online)
+	}
+
+	ob, err := outbox.Open(StateFile(filepath.Join(dir, "state"), pl.URL), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	unknown := 0
+	for i := range commands {
+		id := fmt.Sprintf("c%03d", i)
+		e, err := ob.Get(id)
+		if err != nil {
+			t.Errorf("%s: %v (the command was lost)", id, err)
+			continue
+		}
+		n := pl.printed(id)
+		switch {
+		case n > 1:
+			t.Errorf("%s reached the printer %d times", id, n)
+		case e.State == outbox.Sent && n != 1:
+			t.Errorf("%s is sent but reached the printer %d times", id, n)
+		case e.State == outbox.Unknown:
+			unknown++
+			// Found sending by the last bridge's outbox (which no kill stopped), and
+			// published as unknown once connected.
+			if e.Updated.After(lastStart) && !contains(w.statesOf(resultTopic(printers[i%len(printers)]), id), StateUnknown) {
+				t.Errorf("%s is unknown, but no unknown result was published", id)
+			}
+		case e.State != outbox.Sent:
+			t.Errorf("%s is %s, want sent or unknown", id, e.State)
+		}
+	}
+	if unknown > crashKills*len(printers) {
+		t.Errorf("%d unknown, more than %d kills × %d printers", unknown, crashKills, len(printers))
+	}
+	t.Logf("%d commands, %d kills: %d sent, %d unknown", commands, crashKills, commands-unknown, unknown)
+}

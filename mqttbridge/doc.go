@@ -1,0 +1,30 @@
+// Package mqttbridge puts label printers on an MQTT broker: it publishes each printer's status
+// and counters (retained) and takes print commands, each printed at most once through an
+// outbox file. Command labelprinter-mqtt runs it from a YAML file; a Go service can run it
+// itself:
+//
+//	cfg, err := mqttbridge.LoadConfig("bridge.yml") // errors are *ConfigError, naming the field
+//	if err != nil { ... }
+//	b, err := mqttbridge.New(*cfg, mqttbridge.WithLogger(logger))
+//	if err != nil { ... }
+//	err = b.Run(ctx) // until ctx ends; then a clean stop
+//
+// # At most once
+//
+// A printJob or trigger command is acknowledged to the broker (QoS 1, a persistent session,
+// manual acknowledgements in arrival order) only after the outbox committed it under its id
+// and its "queued" result was taken by the broker. A crash before that leaves the command
+// with the broker, which delivers it again; a command whose id the outbox already holds adds
+// nothing and is answered "duplicate". Invalid commands are answered "invalid", acknowledged
+// and never executed.
+//
+// # Topics
+//
+// Under <topic_prefix>/<printer name>: status and counters (retained), result (QoS 1), and
+// cmd/printJob, cmd/trigger, cmd/abortPrint, cmd/cancel, cmd/resend; <topic_prefix>/bridge/online
+// says "online" or "offline" (also the connection's Will, with a Will Delay Interval of 0).
+// Every result of a command also goes to its MQTT 5 Response Topic with its Correlation Data.
+// The README of cmd/labelprinter-mqtt has the payloads.
+//
+// [StartBroker] runs an MQTT broker in the process, for trying the bridge out and for tests.
+package mqttbridge

@@ -1,0 +1,41 @@
+package mqttbridge
+
+import (
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzParseCommand: any payload either is refused or yields a command whose id obeys the id
+// rule and whose job the SDK accepts; nothing panics.
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"a","job":{"labelName":"x","copies":2}}`, `{"id":"a"}`, `{"id":"a","job":null,"expireAfter":"5m"}`,
+		`{"id":"a","job":{"labelData":{"t":1},"extra":[1]}}`, `{"id":7}`, `[]`, `null`, "{\"id\":\"\xff\"}", `{"id":"a\u0000"}`,
+	} {
+		f.Add("printJob", []byte(s))
+		f.Add("trigger", []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, name string, payload []byte) {
+		cmd, err := parseCommand(name, payload)
+		if err != nil {
+			if cmd.id != "" && checkID(cmd.id) != nil {
+				t.Fatalf("refused command names an unusable id %q", cmd.id)
+			}
+			return
+		}
+		if checkID(cmd.id) != nil || !utf8.ValidString(cmd.id) {
+			t.Fatalf("accepted id %q", cmd.id)
+		}
+		if cmd.job != nil {
+			if err := cmd.job.Validate(); err != nil {
+				t.Fatalf("accepted a job the SDK refuses: %v", err)
+			}
+			if _, err := cmd.job.MarshalJSON(); err != nil {
+				t.Fatalf("accepted a job that does not encode: %v", err)
+			}
+		}
+		if cmd.name != cmdPrintJob && (cmd.job != nil || cmd.expireAfter != 0) {
+			t.Fatalf("%s took printJob members", cmd.name)
+		}
+	})
+}

@@ -1,0 +1,261 @@
+package mqttbridge
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/outbox"
+)
+
+// onCommand handles one PUBLISH on the command filter, unless the bridge is stopping (then it
+// stays with the broker). Commands are handled one at a time, in the order they arrived; each
+// is acknowledged once its first result is with the broker, by a goroutine of its own, so
+// paho's delivery goroutine never waits on the network. MQTT 5 §4.6 and paho's
+// acknowledgement tracker keep the acknowledgements in arrival order.
+func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publish) {
+	b.log.Debug("command received", "topic", pb.Topic, "bytes", len(pb.Payload))
+	if b.stopping.Load() {
+		return
+	}
+	b.handleMu.Lock()
+	defer b.handleMu.Unlock()
+	if b.stopped {
+		return
+	}
+	done := b.handle(ctx, pb)
+	if done == nil {
+		return
+	}
+	lost := b.currentLost()
+	b.ackers.Add(1)
+	go func() {
+		defer b.ackers.Done()
+		if b.await(cl, lost, done) {
+			b.ack(cl, pb)
+		}
+	}()
+}
+
+// ack acknowledges pb on the connection it came from, unless that connection is gone (the
+// broker sends it again on the next one, and the id makes it a no-op).
+func (b *Bridge) ack(cl *paho.Client, pb *paho.Publish) {
+	select {
+	case <-cl.Done():
+		return
+	default:
+	}
+	_ = cl.Ack(pb)
+}
+
+// handle executes one command and returns a channel closed once the command may be
+// acknowledged: when its first result (queued, duplicate, invalid; done or failed for the
+// others) is with the broker. nil leaves the command unacknowledged, to be delivered again.
+func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
+	segment, name, ok := parseCommandTopic(b.cfg.TopicPrefix, pb.Topic)
+	if !ok {
+		return closed() // not a command topic: nothing to do
+	}
+	var rep reply
+	if pb.Properties != nil && pb.Properties.ResponseTopic != "" {
+		rep = reply{topic: pb.Properties.ResponseTopic, corr: pb.Properties.CorrelationData}
+	}
+	resultTopic := printerTopic(b.cfg.TopicPrefix, segment, topicResult)
+	cmd, err := parseCommand(name, pb.Payload)
+	b.log.Debug("command", "topic", pb.Topic, "id", cmd.id, "dup", pb.Duplicate())
+	p := b.printers[segment]
+	if err == nil && p == nil {
+		err = invalidf("no printer %q on this bridge", clip(segment))
+	}
+	if err == nil && p.remote == "" && (name == cmdTrigger || name == cmdAbortPrint) {
+		err = invalidf("%s needs a named printer; %q uses the single-printer paths", name, p.name)
+	}
+	if err != nil {
+		b.log.Info("command refused", "topic", pb.Topic, "err", err)
+		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: err.Error()})
+	}
+	switch name {
+	case cmdPrintJob, cmdTrigger:
+		return b.enqueue(ctx, p, cmd, rep)
+	case cmdCancel, cmdResend:
+		return b.result(resultTopic, rep, b.change(p, cmd))
+	default: // abortPrint: sent at once, beside the queue
+		done := make(chan struct{})
+		b.aborts.Add(1)
+		go func() {
+			defer b.aborts.Done()
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+			defer cancel()
+			res := Result{ID: cmd.id, Command: cmdAbortPrint, State: StateDone}
+			resp, err := p.ctl.client.Printers.AbortPrint(actx, p.remote)
+			if err != nil {
+				res.State, res.Error = StateFailed, err.Error()
+			}
+			if len(resp) > 0 {
+				res.Response = resp
+			}
+			res.Time = time.Now()
+			<-b.result(resultTopic, rep, res)
+			close(done)
+		}()
+		return done
+	}
+}
+
+func closed() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// enqueue commits a printJob or trigger to the outbox and waits until its queued result is
+// with the broker. A known id adds nothing and is answered duplicate.
+func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
+	ctl := p.ctl
+	resultTopic := p.topic(topicResult)
+	e, err := ctl.ob.Get(cmd.id)
+	switch {
+	case errors.Is(err, outbox.ErrPruned):
+		// Settled and pruned long ago: the id is still held, so nothing is sent again.
+		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateDuplicate,
+			Current: StatePruned, Time: time.Now()})
+	case err == nil:
+		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateDuplicate,
+			Current: resultState(e.State), Time: time.Now()})
+	case !errors.Is(err, outbox.ErrNotFound):
+		// The file cannot be read: leave the command with the broker and try again later.
+		b.log.Error("reading the outbox failed", "err", err)
+		return nil
+	}
+	in := outbox.Intent{ID: cmd.id, Printer: p.remote, ExpireAfter: cmd.expireAfter}
+	switch {
+	case cmd.name == cmdTrigger:
+		in.Kind = outbox.KindTrigger
+	case cmd.job == nil:
+		in.Kind = outbox.KindDeselect
+	default:
+		in.Job = *cmd.job
+	}
+	key := entryKey{ctl, cmd.id}
+	w := &waiter{done: make(chan struct{})}
+	b.mu.Lock()
+	b.waiting[key] = w
+	if rep.topic != "" {
+		b.replies[key] = rep
+	}
+	b.mu.Unlock()
+	if _, err := ctl.ob.Enqueue(context.WithoutCancel(ctx), in); err != nil {
+		b.mu.Lock()
+		delete(b.waiting, key)
+		delete(b.replies, key)
+		b.mu.Unlock()
+		if errors.Is(err, labelprinter.ErrInvalidArgument) {
+			return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateInvalid, Error: err.Error()})
+		}
+		b.log.Error("enqueue failed; the command stays with the broker", "id", cmd.id, "err", err)
+		return nil
+	}
+	// The outbox reports the new Pending entry to entryChanged, which publishes queued and
+	// closes w.done once the broker has it.
+	return w.done
+}
+
+// change runs cancel or resend on the entry cmd.id of p.
+func (b *Bridge) change(p *printer, cmd command) Result {
+	res := Result{ID: cmd.id, Command: cmd.name, State: StateDone}
+	e, err := p.ctl.ob.Get(cmd.id)
+	if err == nil && e.Printer != p.remote {
+		err = outbox.ErrNotFound
+	}
+	if err == nil {
+		if cmd.name == cmdCancel {
+			err = p.ctl.ob.Cancel(cmd.id)
+		} else {
+			err = p.ctl.ob.Resend(cmd.id)
+		}
+	}
+	switch {
+	case errors.Is(err, outbox.ErrNotFound):
+		res.State, res.Error = StateFailed, "no command with this id for this printer"
+	case err != nil:
+		res.State, res.Error = StateFailed, err.Error()
+	}
+	res.Time = time.Now()
+	return res
+}
+
+// result publishes r on topic and, when the command has one, on its Response Topic; the
+// channel returned is closed once the broker has both.
+func (b *Bridge) result(topic string, rep reply, r Result) chan struct{} {
+	done := make(chan struct{})
+	payload := r.encode()
+	if rep.topic != "" {
+		b.pub.push(&message{topic: topic, payload: payload})
+		b.pub.push(&message{topic: rep.topic, payload: payload, corr: rep.corr, done: done})
+	} else {
+		b.pub.push(&message{topic: topic, payload: payload, done: done})
+	}
+	return done
+}
+
+// await waits until done is closed, or the bridge stops, or the connection the command came
+// on is lost; true in the first case. A command not acknowledged is delivered again on the
+// next connection, where its id makes it a duplicate. Waiting on past a lost connection would
+// hold up paho's shutdown of that connection, and so the next one.
+func (b *Bridge) await(cl *paho.Client, lost, done chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	case <-cl.Done():
+		return false
+	case <-lost:
+		return false
+	case <-b.stopCh:
+		// One last look: it may have gone out just now.
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// entryChanged is the outbox's report of an entry's new state. It publishes queued for a
+// command being enqueued, and the states a caller hears of (sent, rejected, unknown, expired,
+// cancelled), on P/result and on the command's Response Topic while this process knows it.
+// It never blocks.
+func (b *Bridge) entryChanged(ctl *controller, e outbox.Entry) {
+	p := ctl.byRemote[e.Printer]
+	key := entryKey{ctl, e.ID}
+	b.mu.Lock()
+	w := b.waiting[key]
+	if e.State == outbox.Pending {
+		delete(b.waiting, key) // the queued result is published once
+	}
+	rep, hasRep := b.replies[key]
+	if e.State != outbox.Pending && e.State != outbox.Sending && e.State != outbox.Unknown {
+		delete(b.replies, key)
+	}
+	b.mu.Unlock()
+	if p == nil {
+		b.log.Warn("an outbox entry for a printer no longer configured changed state", "id", e.ID, "state", e.State)
+		return
+	}
+	if !hasRep {
+		rep = reply{}
+	}
+	switch {
+	case e.State == outbox.Pending && w != nil:
+		r := entryResult(e)
+		done := b.result(p.topic(topicResult), rep, r)
+		go func() {
+			<-done
+			close(w.done)
+		}()
+	case reported(e.State):
+		b.result(p.topic(topicResult), rep, entryResult(e))
+	}
+}

@@ -1,0 +1,462 @@
+package mqttbridge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/printersim"
+)
+
+// BenchmarkCommands16 sends printJob commands from one MQTT client (QoS 1, up to 64 in
+// flight) through the embedded broker to one bridge driving 16 printers, each its own
+// simulator on loopback (so 16 controllers, 16 outbox files). The bridge commits every
+// command to its outbox (bbolt, fsynced) before it acknowledges it, as it always does.
+//
+// load=burst publishes b.N commands at once and measures from the first publish to the last
+// printJob request a printer received: ns/op is the time per command, cmds/s its inverse,
+// and the latencies include the wait in the queue a burst builds.
+//
+// load=100/s publishes one command every 10 ms, half the 200/s goal, and reports the latency
+// a command meets when the bridge keeps up.
+//
+// Latency is from just before the Publish call to the arrival of that command's printJob
+// request at its printer: p50-ms and p99-ms. Every command must reach its printer exactly
+// once, or the benchmark fails.
+func BenchmarkCommands16(b *testing.B) {
+	b.Run("load=burst", func(b *testing.B) { benchCommands(b, 16, 0) })
+	b.Run("load=100/s", func(b *testing.B) { benchCommands(b, 16, 10*time.Millisecond) })
+}
+
+// arrivals records when each print job (keyed by its description) reached a printer.
+type arrivals struct {
+	mu     sync.Mutex
+	at     map[string]time.Time
+	dups   []string
+	want   int
+	filled chan struct{}
+}
+
+func (a *arrivals) expect(n int) {
+	a.mu.Lock()
+	a.at, a.dups, a.want, a.filled = map[string]time.Time{}, nil, n, make(chan struct{})
+	a.mu.Unlock()
+}
+
+func (a *arrivals) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/printJob") {
+			now := time.Now()
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var j struct {
+				Description string `json:"description"`
+			}
+			_ = json.Unmarshal(body, &j)
+			a.mu.Lock()
+			if _, ok := a.at[j.Description]; ok {
+				a.dups = append(a.dups, j.Description)
+			} else if a.at != nil {
+				a.at[j.Description] = now
+				if len(a.at) == a.want {
+					close(a.filled)
+				}
+			}
+			a.mu.Unlock()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func benchCommands(b *testing.B, printers int, every time.Duration) {
+	bk := startTestBroker(b)
+	arr := &arrivals{}
+	cfg := Config{
+		Broker:   BrokerConfig{URL: bk.URL(), ClientID: "bench-bridge"},
+		StateDir: b.TempDir(),
+	}
+	for i := range printers {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := printersim.Serve(ln, printersim.New(printersim.WithPrinters("p")), arr.wrap)
+		b.Cleanup(srv.Close)
+		cfg.Printers = append(cfg.Printers, PrinterConfig{Name: "line" + strconv.Itoa(i), URL: srv.URL, Printer: "p"})
+	}
+	online := watch(b, bk.URL(), onlineTopic(DefaultTopicPrefix))
+	startBridge(b, cfg)
+	online.waitOnline(1)
+	cli := dialMQTT(b, bk.URL(), "bench-mes", nil)
+
+	b.ResetTimer()
+	{
+		n := max(b.N, 1)
+		arr.expect(n)
+		sent := make([]time.Time, n)
+		ids := make([]string, n)
+		payloads := make([][]byte, n)
+		for i := range n {
+			ids[i] = fmt.Sprintf("c%d", i)
+			payloads[i], _ = json.Marshal(printJobCmd(ids[i]))
+		}
+		var (
+			wg       sync.WaitGroup
+			inflight = make(chan struct{}, 64)
+			failed   atomic.Value
+		)
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		start := time.Now()
+		var tick *time.Ticker
+		if every > 0 {
+			tick = time.NewTicker(every)
+		}
+		for i := range n {
+			if tick != nil && i > 0 {
+				<-tick.C
+			}
+			inflight <- struct{}{}
+			wg.Add(1)
+			sent[i] = time.Now()
+			go func() {
+				defer func() { <-inflight; wg.Done() }()
+				topic := cmdTopic(cfg.Printers[i%printers].Name, "printJob")
+				if _, err := cli.Publish(ctx, &paho.Publish{Topic: topic, QoS: 1, Payload: payloads[i]}); err != nil {
+					failed.Store(err)
+				}
+			}()
+		}
+		if tick != nil {
+			tick.Stop()
+		}
+		wg.Wait()
+		if err, _ := failed.Load().(error); err != nil {
+			cancel()
+			b.Fatalf("publish: %v", err)
+		}
+		select {
+		case <-arr.filled:
+		case <-ctx.Done():
+			cancel()
+			arr.mu.Lock()
+			got := len(arr.at)
+			arr.mu.Unlock()
+			b.Fatalf("%d of %d print jobs reached the printers within %v", got, n, waitLimit)
+		}
+		cancel()
+		arr.mu.Lock()
+		lat := make([]float64, n)
+		var last time.Time
+		for i, id := range ids {
+			at := arr.at[id]
+			if at.After(last) {
+				last = at
+			}
+			lat[i] = float64(at.Sub(sent[i])) / float64(time.Millisecond)
+		}
+		dups := arr.dups
+		arr.mu.Unlock()
+		if len(dups) > 0 {
+			b.Fatalf("print jobs that reached a printer twice: %v", dups)
+		}
+		elapsed := last.Sub(start)
+		slices.Sort(lat)
+		b.ReportMetric(float64(elapsed)/float64(n), "ns/op")
+		b.ReportMetric(float64(n)/elapsed.Seconds(), "cmds/s")
+		b.ReportMetric(percentile(lat, 0.50), "p50-ms")
+		b.ReportMetric(percentile(lat, 0.99), "p99-ms")
+	}
+}
+
+// percentile returns the p-th quantile of sorted (nearest rank).
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// BenchmarkWatch200 is the CPU one bridge spends per poll while it watches 200 idle printers
+// (impl=bridge), next to 200 labelprinter WatchCounters loops in one process (impl=sdk),
+// both polling every 500 ms. The printers are 4 simulators of 50 printers each, and the
+// bridge's broker, all served by a child process (this test binary) so that this process's
+// CPU is the watchers' alone. The bridge also reads each controller's /status once per
+// interval (4 of its 404 polls a round) and keeps an MQTT session; both count.
+//
+// Reported: ns/op is this process's CPU (user+system) per poll the simulators served, over a
+// 4 s window at steady state; polls the polls in the window. LABELPRINTER_BENCH_ORDER=sdk-first
+// runs the sdk side first.
+func BenchmarkWatch200(b *testing.B) {
+	env := benchChild(b, watchSims, watchPerSim)
+	bridge := func(b *testing.B) {
+		for b.Loop() {
+			cpu, polls := measurePolls(b, env.count, func(ctx context.Context) func() { return runBridgeWatch(ctx, b, env) })
+			b.ReportMetric(float64(cpu)/float64(polls), "ns/op")
+			b.ReportMetric(float64(polls), "polls")
+		}
+	}
+	sdk := func(b *testing.B) {
+		for b.Loop() {
+			cpu, polls := measurePolls(b, env.count, func(ctx context.Context) func() { return runSDKWatch(ctx, b, env) })
+			b.ReportMetric(float64(cpu)/float64(polls), "ns/op")
+			b.ReportMetric(float64(polls), "polls")
+		}
+	}
+	if os.Getenv("LABELPRINTER_BENCH_ORDER") == "sdk-first" {
+		b.Run("impl=sdk", sdk)
+		b.Run("impl=bridge", bridge)
+		return
+	}
+	b.Run("impl=bridge", bridge)
+	b.Run("impl=sdk", sdk)
+}
+
+// BenchmarkWatch200Interleaved is BenchmarkWatch200 with both sides in one run: each of the
+// b.N rounds measures a window of the bridge and one of the sdk, which goes first alternating
+// between rounds, so both meet the same load on a shared machine. Reported: bridge-ns/poll
+// and sdk-ns/poll over all rounds, and bridge/sdk, their ratio.
+func BenchmarkWatch200Interleaved(b *testing.B) {
+	env := benchChild(b, watchSims, watchPerSim)
+	var cpu, polls [2]int64 // 0: bridge, 1: sdk
+	sides := [2]func(ctx context.Context) func(){
+		func(ctx context.Context) func() { return runBridgeWatch(ctx, b, env) },
+		func(ctx context.Context) func() { return runSDKWatch(ctx, b, env) },
+	}
+	round := 0
+	for b.Loop() {
+		for k := range 2 {
+			side := (k + round) % 2
+			c, p := measurePolls(b, env.count, sides[side])
+			cpu[side] += c
+			polls[side] += p
+		}
+		round++
+	}
+	bridge := float64(cpu[0]) / float64(polls[0])
+	sdk := float64(cpu[1]) / float64(polls[1])
+	b.ReportMetric(bridge, "bridge-ns/poll")
+	b.ReportMetric(sdk, "sdk-ns/poll")
+	b.ReportMetric(bridge/sdk, "bridge/sdk")
+}
+
+// The printers of the CPU benchmarks: 4 simulators of 50, polled every 500 ms.
+const (
+	watchSims, watchPerSim = 4, 50
+	watchInterval          = 500 * time.Millisecond
+	watchWindow            = 4 * time.Second
+)
+
+// runBridgeWatch runs one bridge watching every printer of env until ctx ends; the function
+// it returns waits until Run has returned.
+func runBridgeWatch(ctx context.Context, b *testing.B, env benchEnv) func() {
+	cfg := Config{
+		Broker:       BrokerConfig{URL: env.broker, ClientID: "bench-watch"},
+		StateDir:     b.TempDir(),
+		PollInterval: watchInterval,
+	}
+	for s, u := range env.sims {
+		for p := range watchPerSim {
+			cfg.Printers = append(cfg.Printers, PrinterConfig{Name: fmt.Sprintf("s%d-p%d", s, p), URL: u, Printer: "p" + strconv.Itoa(p)})
+		}
+	}
+	br, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- br.Run(ctx) }()
+	return func() {
+		if err := <-done; err != nil {
+			b.Errorf("Run: %v", err)
+		}
+	}
+}
+
+// runSDKWatch runs one WatchCounters per printer of env, one Client per simulator, until ctx
+// ends; the function it returns waits until they have stopped.
+func runSDKWatch(ctx context.Context, b *testing.B, env benchEnv) func() {
+	var wg sync.WaitGroup
+	var clients []*labelprinter.Client
+	for _, u := range env.sims {
+		c, err := labelprinter.NewClient(u)
+		if err != nil {
+			b.Fatal(err)
+		}
+		clients = append(clients, c)
+		for p := range watchPerSim {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, err := range c.Printers.WatchCounters(ctx, "p"+strconv.Itoa(p), &labelprinter.WatchOptions{Interval: watchInterval}) {
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	return func() {
+		wg.Wait()
+		for _, c := range clients {
+			c.Close()
+		}
+	}
+}
+
+// measurePolls starts the watchers (start returns a function that waits until they have
+// stopped after ctx ends), lets them settle, and returns this process's CPU time and the
+// simulators' requests over a window.
+func measurePolls(b *testing.B, count func() int64, start func(ctx context.Context) (wait func())) (cpu, polls int64) {
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := start(ctx)
+	// Three intervals for every watch to connect and settle into its rhythm (and the
+	// bridge to reach its broker and publish the first retained state).
+	time.Sleep(3*watchInterval + 200*time.Millisecond)
+	polls0, cpu0 := count(), processCPU()
+	time.Sleep(watchWindow)
+	polls1, cpu1 := count(), processCPU()
+	cancel()
+	wait()
+	runtime.GC()
+	if polls1 <= polls0 {
+		b.Fatal("no polls in the window")
+	}
+	return cpu1 - cpu0, polls1 - polls0
+}
+
+// processCPU is this process's user and system CPU time in nanoseconds (children excluded).
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// benchEnv is what the child process of BenchmarkWatch200 serves.
+type benchEnv struct {
+	sims   []string
+	broker string
+	count  func() int64
+}
+
+const benchChildEnv = "MQTTBRIDGE_BENCH_SIMS"
+
+// benchChild starts the simulators and a broker in a child process (this test binary,
+// running TestBenchChild) and returns their URLs and a function that reads how many requests
+// the simulators have served.
+func benchChild(b *testing.B, sims, perSim int) benchEnv {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), benchChildEnv+"="+strconv.Itoa(sims)+"x"+strconv.Itoa(perSim))
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	var env benchEnv
+	countURL := ""
+	for sc.Scan() {
+		line := sc.Text()
+		if u, ok := strings.CutPrefix(line, "sim "); ok {
+			env.sims = append(env.sims, u)
+		} else if u, ok := strings.CutPrefix(line, "broker "); ok {
+			env.broker = u
+		} else if u, ok := strings.CutPrefix(line, "count "); ok {
+			countURL = u
+			break
+		}
+	}
+	if countURL == "" || env.broker == "" || len(env.sims) != sims {
+		b.Fatalf("the child process printed %d simulator URLs, broker %q, count %q", len(env.sims), env.broker, countURL)
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	hc := &http.Client{Transport: &http.Transport{}}
+	b.Cleanup(hc.CloseIdleConnections)
+	env.count = func() int64 {
+		resp, err := hc.Get(countURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		n, err := strconv.ParseInt(strings.TrimSpace(string(body)), 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
+	return env
+}
+
+// TestBenchChild is the child process of BenchmarkWatch200: it serves the simulators and a
+// broker until its stdin closes. Run any other way, it does nothing.
+func TestBenchChild(t *testing.T) {
+	spec := os.Getenv(benchChildEnv)
+	if spec == "" {
+		t.Skip("the child process of BenchmarkWatch200")
+	}
+	var sims, perSim int
+	if _, err := fmt.Sscanf(spec, "%dx%d", &sims, &perSim); err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, perSim)
+	for i := range names {
+		names[i] = "p" + strconv.Itoa(i)
+	}
+	servers := make([]*printersim.Server, sims)
+	for i := range servers {
+		srv, err := printersim.Start(printersim.WithPrinters(names...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		servers[i] = srv
+		fmt.Printf("sim %s\n", srv.URL)
+	}
+	bk := startTestBroker(t)
+	fmt.Printf("broker %s\n", bk.URL())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var n int64
+		for _, s := range servers {
+			n += int64(s.Sim.TotalRequests())
+		}
+		fmt.Fprintln(w, n)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	fmt.Printf("count http://%s/\n", ln.Addr())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+}

@@ -1,0 +1,85 @@
+package mqttbridge
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labelprinter/go-labelprinter/printersim"
+	promconfig "github.com/prometheus/common/config"
+)
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestNoCredentialsLeak: the broker password and a printer's bearer token appear in no topic,
+// no payload and no log line, at debug level, through a sent command and a printer that
+// refuses a wrong token.
+func TestNoCredentialsLeak(t *testing.T) {
+	const password, token = "pw-SECRET-1234", "tok-SECRET-5678"
+	sim, err := printersim.Start(printersim.WithPrinters("line1"), printersim.WithToken(token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	bk := newEmbedded(t)
+	w := watch(t, bk.URL(), "#")
+	dir := t.TempDir()
+	cfg := Config{
+		Broker: BrokerConfig{URL: bk.URL(), ClientID: "secrets", Username: "bridge",
+			PasswordFile: writeFile(t, dir, "pw", password+"\n")},
+		StateDir: dir, PollInterval: 20 * time.Millisecond,
+		Printers: []PrinterConfig{
+			{Name: "line1", URL: sim.URL, Printer: "line1", HTTPClientConfig: promconfig.HTTPClientConfig{
+				Authorization: &promconfig.Authorization{Type: "Bearer", Credentials: token}}},
+			{Name: "wrong", URL: sim.URL + "/", Printer: "line1", HTTPClientConfig: promconfig.HTTPClientConfig{
+				Authorization: &promconfig.Authorization{Type: "Bearer", Credentials: token + "-wrong"}}},
+		},
+	}
+	var logs lockedBuffer
+	if _, err := New(cfg); err == nil {
+		t.Fatal("two printers with one URL and two http_client_configs were accepted")
+	}
+	// The same simulator under another URL is another controller, with a client of its own.
+	cfg.Printers[1].URL = strings.Replace(sim.URL, "127.0.0.1", "localhost", 1)
+	b, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runBridge(t, b)
+	w.waitOnline(1)
+	s := newSender(t, bk.URL())
+	s.send(cmdTopic("line1", "printJob"), printJobCmd("s1"))
+	s.send(cmdTopic("wrong", "printJob"), printJobCmd("s2"))
+	w.waitStates(resultTopic("line1"), "s1", StateQueued, StateSent)
+	w.waitStates(resultTopic("wrong"), "s2", StateQueued, StateRejected)
+	eventually(t, "wrong is unreachable", func() bool { return statusOf(t, w, "wrong")["reachable"] == false })
+	r.stop(t)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.got {
+		if strings.Contains(p.Topic+string(p.Payload), token) || strings.Contains(p.Topic, password) {
+			t.Errorf("a credential on %s: %s", p.Topic, p.Payload)
+		}
+	}
+	if l := logs.String(); strings.Contains(l, password) || strings.Contains(l, token) {
+		t.Errorf("a credential in the log:\n%s", l)
+	}
+}
