@@ -12,7 +12,9 @@
 // [Client.Tables] and [Client.Printers]. Every method takes a context first; the context bounds
 // the whole call, retries and waits included. Names of labels, images, tables and printers
 // become exactly one escaped path segment: "a/b" is sent as "a%2Fb". Empty names, "." and
-// "..", and names with control characters are refused before anything is sent.
+// "..", and names with control characters are refused before anything is sent. Printer "" is
+// the single-printer form where the contract has one (counters, history, printJob; status
+// takes no name); trigger, abortPrint and [PrintersService.ConfirmTrigger] need a name.
 //
 // # What is decoded
 //
@@ -93,4 +95,27 @@
 //
 // The SDK logs nothing unless given a logger with [WithLogger]; then requests and retries are
 // logged at debug level, without credentials.
+//
+// # The rest of the module
+//
+// Beside the SDK, and never imported by it:
+//
+//   - Package [github.com/labelprinter/go-labelprinter/printersim] is a printer in memory: the
+//     whole contract over real HTTP on loopback, with faults injected on purpose, for tests
+//     and demos that need no printer.
+//   - Package [github.com/labelprinter/go-labelprinter/outbox] keeps print orders in a local
+//     file until the printer has them: they survive a crash, and none is sent twice.
+//   - Command labelctl (cmd/labelctl) does every operation from the command line: print, watch,
+//     history charts, an outbox for operators, a built-in simulator.
+//   - Command printersim (cmd/printersim) runs the simulator on its own.
+//   - Command labelprinter-exporter (cmd/labelprinter-exporter) puts every printer on a
+//     Prometheus dashboard, probing them as blackbox_exporter does.
+//   - Command labelprinter-mqtt (cmd/labelprinter-mqtt) puts the printers on a plant's MQTT
+//     broker: status and counters retained, print commands printed at most once through an
+//     outbox; package [github.com/labelprinter/go-labelprinter/mqttbridge] runs the same
+//     bridge inside a Go service.
+//   - The programs under examples/ (quickstart, print-from-table, upload-image,
+//     watch-counters, print-and-confirm, history, outbox) each run against a simulator they
+//     start in-process, or against a printer given with -url; examples/quickstart only reads a
+//     real printer unless told -allow-writes.
 package labelprinter

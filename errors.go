@@ -368,12 +368,13 @@ func oneLine(s string, n int) string {
 			s = s[:len(s)-1]
 		}
 	}
-	return strings.Map(func(r rune) rune {
+	// A cut can end just after a space; the message must not end in one.
+	return strings.TrimRightFunc(strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s), unicode.IsSpace)
 }
 
 func (c *Client) transportError(op *operation, st *callState, err error) error {

@@ -159,7 +159,8 @@ const confirmPause = 250 * time.Millisecond
 
 // ConfirmTrigger triggers printer once and reads its counters before and after, to tell what
 // the trigger did even when its answer was lost. It is ConfirmTriggerWith with the default
-// options.
+// options. printer must be named, as for Trigger: "" is an ErrInvalidArgument before anything
+// is sent.
 func (s *PrintersService) ConfirmTrigger(ctx context.Context, printer string) (TriggerResult, error) {
 	return s.ConfirmTriggerWith(ctx, printer, nil)
 }
@@ -186,6 +187,9 @@ func (s *PrintersService) ConfirmTrigger(ctx context.Context, printer string) (T
 // The counters are per printer, not per trigger: a trigger can only be settled while nothing
 // else (a product sensor, another program) triggers the same printer. Another trigger in
 // between makes the outcome TriggerUnknown, never a wrong answer.
+//
+// printer must be named, as for Trigger: the contract has no single-printer trigger, so "" is
+// an ErrInvalidArgument before anything is sent.
 func (s *PrintersService) ConfirmTriggerWith(ctx context.Context, printer string, opts *ConfirmOptions) (TriggerResult, error) {
 	const op = "Printers.ConfirmTrigger"
 	if ctx == nil {

@@ -11,6 +11,11 @@ import (
 )
 
 // PrintersService controls printing: print jobs, abort, trigger, counters and history.
+//
+// A printer name of "" addresses a single-printer system where the contract has such a form
+// (counters, history, printJob; status takes no name at all); the printer that answers is the
+// system's own. Trigger, AbortPrint and ConfirmTrigger need a printer name, since the contract
+// has no single-printer trigger or abortPrint: "" is refused before anything is sent.
 type PrintersService service
 
 // PrintJob is the body of a printJob request. Fields are the maker's attribute names in Go
@@ -341,6 +346,8 @@ func (s *PrintersService) DeselectJobs(ctx context.Context, printer string) (jso
 
 // AbortPrint aborts printing on printer (POST /api/v3/printers/{name}/abortPrint). Aborting
 // twice is harmless and an abort lost to a network blip is worse, so it is retried like a GET.
+// printer must be named: the contract has no single-printer abortPrint, so "" is an
+// ErrInvalidArgument before anything is sent.
 func (s *PrintersService) AbortPrint(ctx context.Context, printer string) (json.RawMessage, error) {
 	const op = "Printers.AbortPrint"
 	name, err := escapeName(op, "printer", printer)
@@ -353,7 +360,8 @@ func (s *PrintersService) AbortPrint(ctx context.Context, printer string) (json.
 // Trigger triggers one print on printer (POST /api/v3/printers/{name}/trigger). Like PrintJob
 // it is sent once, and a failure after it may have reached the printer (no answer, or an
 // answer 500, 502 or 504) matches ErrOutcomeUnknown. ConfirmTrigger tells from the counters
-// what it did.
+// what it did. printer must be named: the contract has no single-printer trigger, so "" is an
+// ErrInvalidArgument before anything is sent.
 func (s *PrintersService) Trigger(ctx context.Context, printer string) (json.RawMessage, error) {
 	const op = "Printers.Trigger"
 	name, err := escapeName(op, "printer", printer)

@@ -125,9 +125,10 @@ func sameStatus(a, b *PrinterStatus) bool {
 		})
 }
 
-// Status returns the printer status from GET /api/v3/status. Its shape comes from the maker's
-// pages, not from the contract: values the SDK does not know are kept in the typed fields as
-// they came, and the whole body in Raw. An empty or null body is a *DecodeError.
+// Status returns the printer status from GET /api/v3/status, which has only the single-printer
+// form: it takes no printer name. Its shape comes from the maker's pages, not from the
+// contract: values the SDK does not know are kept in the typed fields as they came, and the
+// whole body in Raw. An empty or null body is a *DecodeError.
 func (s *PrintersService) Status(ctx context.Context) (*PrinterStatus, error) {
 	st := new(PrinterStatus)
 	if err := s.client.doJSON(ctx, &operation{name: "Printers.Status", method: "GET", path: "/status"}, "PrinterStatus", st); err != nil {

@@ -3,8 +3,14 @@
 // label selected from the table, trigger, read the counters and the history, deselect, and
 // clean up. With no -url it starts a printer simulator in-process, so it runs anywhere.
 //
+// Against a real printer (-url) it only reads (status, what is stored, counters, history) and
+// says what it left out, unless -allow-writes is given: the whole flow stores an image, a
+// label and a table, prints 2 labels, deselects every job on the printer and deletes what it
+// stored, which nobody wants by surprise on a production line.
+//
 //	go run ./examples/quickstart
 //	go run ./examples/quickstart -url http://192.168.1.50 -printer line1
+//	go run ./examples/quickstart -url http://192.168.1.50 -printer line1 -allow-writes
 package main
 
 import (
@@ -29,17 +35,20 @@ import (
 func main() {
 	url := flag.String("url", "", "printer base URL, such as http://192.168.1.50 (empty: start a simulator in-process)")
 	printer := flag.String("printer", "line1", "printer name")
+	allowWrites := flag.Bool("allow-writes", false, "with -url: walk the whole flow on that printer, printing 2 labels, deselecting every job on -printer and deleting what it stored (without -url the simulator gets the whole flow anyway)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *url, *printer, os.Stdout); err != nil {
+	if err := run(ctx, *url, *printer, *allowWrites, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, url, printer string, out io.Writer) error {
+// run walks the flow against url, or against a simulator it starts when url is "". On a real
+// printer only allowWrites lets it store, print, deselect or delete anything.
+func run(ctx context.Context, url, printer string, allowWrites bool, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 
@@ -65,6 +74,10 @@ func run(ctx context.Context, url, printer string, out io.Writer) error {
 		return fmt.Errorf("status: %w", err)
 	}
 	step("printer status: %s (printable: %v)", status.State, status.State.Printable())
+
+	if !simulated && !allowWrites {
+		return readOnly(ctx, c, printer, step, out)
+	}
 
 	// 1. An image, made here so the example needs no file.
 	img := image.NewGray(image.Rect(0, 0, 64, 32))
@@ -144,6 +157,58 @@ func run(ctx context.Context, url, printer string, out io.Writer) error {
 		}
 	}
 
+	if err := readCounters(ctx, c, printer, step); err != nil {
+		return err
+	}
+
+	if _, err := c.Printers.DeselectJobs(ctx, printer); err != nil {
+		return fmt.Errorf("deselect: %w", err)
+	}
+	step("deselected every job on %s", printer)
+
+	// 6. Leave the printer as we found it.
+	if err := c.Tables.Delete(ctx, "quickstart-products"); err != nil {
+		return fmt.Errorf("clean up: %w", err)
+	}
+	if err := c.Labels.Delete(ctx, "quickstart-label"); err != nil {
+		return fmt.Errorf("clean up: %w", err)
+	}
+	if err := c.Images.Delete(ctx, "quickstart-logo"); err != nil {
+		return fmt.Errorf("clean up: %w", err)
+	}
+	step("deleted the table, the label and the image")
+	fmt.Fprintln(out, "done")
+	return nil
+}
+
+// readOnly is the reading half of the flow, all a real printer gets without -allow-writes:
+// what is stored, the counters and the history. It then says what it left out.
+func readOnly(ctx context.Context, c *labelprinter.Client, printer string, step func(string, ...any), out io.Writer) error {
+	labels, err := c.Labels.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list labels: %w", err)
+	}
+	images, err := c.Images.List(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("list images: %w", err)
+	}
+	tables, err := c.Tables.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list tables: %w", err)
+	}
+	step("stored on the printer: %d label(s), %d image(s), %d table(s)", len(labels), len(images), len(tables))
+	if err := readCounters(ctx, c, printer, step); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "left out on this printer, since -allow-writes was not given: uploading an image, storing a label and a table, "+
+		"selecting a print job of 2 labels and triggering 3 times, deselecting every job on %s, "+
+		"and deleting what it stored.\nRun again with -allow-writes to walk the whole flow on this printer.\n", printer)
+	fmt.Fprintln(out, "done")
+	return nil
+}
+
+// readCounters reads the printer's counters and its history over the last 24 hours.
+func readCounters(ctx context.Context, c *labelprinter.Client, printer string, step func(string, ...any)) error {
 	counters, err := c.Printers.Counters(ctx, printer)
 	if err != nil {
 		return fmt.Errorf("counters: %w", err)
@@ -164,24 +229,6 @@ func run(ctx context.Context, url, printer string, out io.Writer) error {
 		total += b.Count
 	}
 	step("history: %d labels in %d hourly bucket(s) over the last 24 h", total, len(buckets))
-
-	if _, err := c.Printers.DeselectJobs(ctx, printer); err != nil {
-		return fmt.Errorf("deselect: %w", err)
-	}
-	step("deselected every job on %s", printer)
-
-	// 6. Leave the printer as we found it.
-	if err := c.Tables.Delete(ctx, "quickstart-products"); err != nil {
-		return fmt.Errorf("clean up: %w", err)
-	}
-	if err := c.Labels.Delete(ctx, "quickstart-label"); err != nil {
-		return fmt.Errorf("clean up: %w", err)
-	}
-	if err := c.Images.Delete(ctx, "quickstart-logo"); err != nil {
-		return fmt.Errorf("clean up: %w", err)
-	}
-	step("deleted the table, the label and the image")
-	fmt.Fprintln(out, "done")
 	return nil
 }
 
