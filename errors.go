@@ -542,10 +542,15 @@ func newRedactor(secrets []string) *redactor {
 	return r
 }
 
-// canonByte makes a space and a plus one byte: form encoding writes a space as "+".
+// canonByte makes a space and a plus one byte, as form encoding writes a space as "+"; and a
+// tab and a "t" one byte, as "\t" decodes to a tab, so a credential's "t" that follows a
+// literal backslash ("\t%D9" for "t\xd9") is still found. Both only ever redact more.
 func canonByte(b byte) byte {
-	if b == ' ' {
+	switch b {
+	case ' ':
 		return '+'
+	case '\t':
+		return 't'
 	}
 	return b
 }
@@ -746,7 +751,7 @@ func decodeOnce(text []byte) (out []byte, from, to []int32, changed bool) {
 // n == 0 when b does not start with one. "\b", "\f", "\n" and "\r" are left as text: no
 // header value holds those control characters, and decoding them would hide the letter of a
 // credential that follows a literal backslash ("\b%D9" for "b\xd9"). "\t" is decoded, as a
-// header value may hold a tab.
+// header value may hold a tab (canonByte keeps the "t" findable).
 func jsonEscape(b []byte) (r rune, n int) {
 	switch b[1] {
 	case '"', '\\', '/':

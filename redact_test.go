@@ -228,6 +228,9 @@ func FuzzRedaction(f *testing.F) {
 	f.Add("shortpw", "pw:", "", uint8(9), uint64(5), uint16(3))
 	f.Add("tok\xffen-0123456789", `\u00`, "%", uint8(0x47), uint64(6), uint16(30))
 	f.Add("😀-emoji-token-1234", "", "", uint8(6), uint64(7), uint16(5))
+	// A credential's first letter after a literal backslash, the rest percent-encoded: "\b"
+	// and "\t" must not hide it (found by this target; the "b" input is in testdata).
+	f.Add("t\xd9", `\`, "0", uint8('d'), uint64(0), uint16(129))
 	// A transport's token given to WithRedactedValues, as PHP echoes it in a 401.
 	f.Add("abc/DEF+ghi/JKL==", `{"error":"Bearer `, `\/api\/v3"}`, uint8(4), uint64(8), uint16(11))
 	f.Fuzz(func(t *testing.T, secret, prefix, suffix string, mode uint8, seed uint64, back uint16) {
