@@ -134,6 +134,9 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 			}
 		}
 	}
+	for _, v := range o.redacted {
+		secrets = append(secrets, string(v))
+	}
 	c.redactor = newRedactor(secrets)
 
 	hc, err := buildHTTPClient(o.httpClient, o.tlsConfig)

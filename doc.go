@@ -47,9 +47,11 @@
 // No error, no field of one and no log line holds 12 bytes in a row of a credential (all of
 // it when it is shorter): the bearer token, the basic-auth password, the value of a
 // [WithHeader] header named Authorization, Proxy-Authorization or Cookie or whose name holds
-// "auth", "token", "key", "secret", "pass" or "session". A credential a server echoes back is
-// found as written, JSON-escaped, percent-encoded or as HTML character references, and the
-// 64 KiB cut of the body is made after it is removed.
+// "auth", "token", "key", "secret", "pass" or "session", and the values given to
+// [WithRedactedValues]: credentials that a transport of yours adds, which the Client cannot
+// see. A credential a server echoes back is found as written, JSON-escaped, percent-encoded or
+// as HTML character references, and the 64 KiB cut of the body is made after it is removed.
+// [Client.Redact] applies the same rule to text of yours, such as your transport's own errors.
 //
 // Memory follows the bytes that arrived: a Content-Length the server declares reserves
 // nothing, and JSON bodies are capped by [WithMaxResponseBytes].

@@ -542,10 +542,15 @@ func newRedactor(secrets []string) *redactor {
 	return r
 }
 
-// canonByte makes a space and a plus one byte: form encoding writes a space as "+".
+// canonByte makes a space and a plus one byte, as form encoding writes a space as "+"; and a
+// tab and a "t" one byte, as "\t" decodes to a tab, so a credential's "t" that follows a
+// literal backslash ("\t%D9" for "t\xd9") is still found. Both only ever redact more.
 func canonByte(b byte) byte {
-	if b == ' ' {
+	switch b {
+	case ' ':
 		return '+'
+	case '\t':
+		return 't'
 	}
 	return b
 }
@@ -572,6 +577,14 @@ func (r *redactor) readCut(body io.Reader, n int) []byte {
 	}
 	return out
 }
+
+// Redact returns s without the Client's credentials, by the rule its errors and log lines
+// follow: every run of 12 bytes of a credential (all of it when shorter), in any spelling,
+// becomes "[REDACTED]". The credentials are those of WithBearerToken, WithBasicAuth, credential
+// WithHeader headers and WithRedactedValues. It is for text you write beside the Client's
+// errors that did not pass through it, such as your transport's own errors, so that one rule
+// covers both. A Client without credentials returns s unchanged.
+func (c *Client) Redact(s string) string { return c.redactor.redactString(s) }
 
 // redactString is redact for a string.
 func (r *redactor) redactString(s string) string {
@@ -735,19 +748,14 @@ func decodeOnce(text []byte) (out []byte, from, to []int32, changed bool) {
 }
 
 // jsonEscape decodes the JSON escape at the start of b and returns its rune and length, or
-// n == 0 when b does not start with one.
+// n == 0 when b does not start with one. "\b", "\f", "\n" and "\r" are left as text: no
+// header value holds those control characters, and decoding them would hide the letter of a
+// credential that follows a literal backslash ("\b%D9" for "b\xd9"). "\t" is decoded, as a
+// header value may hold a tab (canonByte keeps the "t" findable).
 func jsonEscape(b []byte) (r rune, n int) {
 	switch b[1] {
 	case '"', '\\', '/':
 		return rune(b[1]), 2
-	case 'b':
-		return '\b', 2
-	case 'f':
-		return '\f', 2
-	case 'n':
-		return '\n', 2
-	case 'r':
-		return '\r', 2
 	case 't':
 		return '\t', 2
 	case 'u':

@@ -9,6 +9,8 @@ import (
 	"image"
 	"image/png"
 	"log"
+	"net/http"
+	"net/http/httptest"
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
@@ -217,4 +219,43 @@ func ExamplePrintersService_ConfirmTriggerWith() {
 	// Output:
 	// printed true
 	// unknown true
+}
+
+// tokenTransport adds a bearer token the Client never sees, as an OAuth2 or
+// prometheus/common round tripper does.
+type tokenTransport struct{ token string }
+
+func (t tokenTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A printer (here a careless proxy) echoes the Authorization header, JSON-escaped, in its 401.
+// The token comes from the caller's own transport, so the Client is told it with
+// WithRedactedValues and keeps it out of the error as it would its own.
+func ExampleWithRedactedValues() {
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		b, _ := json.Marshal(map[string]string{"message": "bad " + r.Header.Get("Authorization")})
+		w.Write(bytes.ReplaceAll(b, []byte("/"), []byte(`\/`))) // as PHP writes it
+	}))
+	defer proxy.Close()
+
+	const token = "abc/DEF+ghi/JKL==" // read from the transport's credentials file
+	c, err := labelprinter.NewClient(proxy.URL,
+		labelprinter.WithHTTPClient(&http.Client{Transport: tokenTransport{token}}),
+		labelprinter.WithRedactedValues(token),
+		labelprinter.WithRetry(labelprinter.RetryPolicy{MaxAttempts: 1}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Printers.Counters(context.Background(), "line1")
+	fmt.Println(err)
+	fmt.Println(c.Redact("my transport says: token " + token + " expired"))
+	// Output:
+	// GET /api/v3/printers/line1/printCounters: 401 Unauthorized: bad Bearer [REDACTED]
+	// my transport says: token [REDACTED] expired
 }

@@ -22,6 +22,7 @@ type clientOptions struct {
 	basicPass    secret
 	hasBasic     bool
 	headers      http.Header
+	redacted     []secret
 	userAgent    string
 	policy       RetryPolicy
 	logger       *slog.Logger
@@ -117,6 +118,28 @@ func WithHeader(key, value string) Option {
 			o.headers = http.Header{}
 		}
 		o.headers[canon] = append(o.headers[canon], value)
+		return nil
+	}
+}
+
+// WithRedactedValues names credentials that a transport of yours adds (the Transport of a
+// WithHTTPClient client: an OAuth2 client secret, a token it reads from a file, a header it
+// sets), which the Client cannot see. They are kept out of errors and log lines by the same rule
+// as the Client's own: no run of 12 bytes of a value (all of it when shorter) shows, whether a
+// printer or proxy echoes it raw, JSON-escaped, percent-encoded or as HTML references, and
+// wherever the 64 KiB cut of an error body falls. Each value is looked for as given: pass the
+// token of a "Bearer <token>" header, not only the header's value. Empty values are ignored, so
+// values read from files that may be empty can be passed as they are; the option may be given
+// more than once. Values are read once, when NewClient runs: for credentials that rotate,
+// build a Client with the current ones (a Client is cheap and shares hc's connections).
+// Client.Redact applies the same rule to text of your own.
+func WithRedactedValues(values ...string) Option {
+	return func(o *clientOptions) error {
+		for _, v := range values {
+			if v != "" {
+				o.redacted = append(o.redacted, secret(v))
+			}
+		}
 		return nil
 	}
 }

@@ -228,11 +228,23 @@ func FuzzRedaction(f *testing.F) {
 	f.Add("shortpw", "pw:", "", uint8(9), uint64(5), uint16(3))
 	f.Add("tok\xffen-0123456789", `\u00`, "%", uint8(0x47), uint64(6), uint16(30))
 	f.Add("😀-emoji-token-1234", "", "", uint8(6), uint64(7), uint16(5))
+	// A credential's first letter after a literal backslash, the rest percent-encoded: "\b"
+	// and "\t" must not hide it (found by this target; the "b" input is in testdata).
+	f.Add("t\xd9", `\`, "0", uint8('d'), uint64(0), uint16(129))
+	// A transport's token given to WithRedactedValues, as PHP echoes it in a 401.
+	f.Add("abc/DEF+ghi/JKL==", `{"error":"Bearer `, `\/api\/v3"}`, uint8(4), uint64(8), uint16(11))
 	f.Fuzz(func(t *testing.T, secret, prefix, suffix string, mode uint8, seed uint64, back uint16) {
 		if secret == "" || !validHeaderValue(secret) || strings.ContainsRune(secret, 0) {
 			return
 		}
-		r := newRedactor([]string{secret})
+		// The redactor is built as NewClient builds it from WithRedactedValues, the option
+		// whose values no header of the Client's shows; the Client's own credentials reach
+		// the same newRedactor.
+		c, err := NewClient("http://printer.invalid", WithRedactedValues(secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := c.redactor
 		enc := spell(secret, mode, seed)
 		text := prefix + enc + suffix
 		if run, ok := leak(string(r.redact([]byte(text))), secret); ok {
@@ -365,5 +377,109 @@ func BenchmarkRedactErrorBody(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.readCut(strings.NewReader(body), maxErrorBody)
+	}
+}
+
+// headerTransport adds credentials the Client never sees, as a transport of the caller's does
+// (prometheus/common's, an OAuth2 one); fail, when set, is returned instead of sending, as a
+// token fetch that failed returns its endpoint's answer.
+type headerTransport struct {
+	header map[string]string
+	fail   error
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if h.fail != nil {
+		return nil, h.fail
+	}
+	r = r.Clone(r.Context())
+	for k, v := range h.header {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestRedactedValues: credentials a WithHTTPClient transport adds are kept out of errors and
+// the log by WithRedactedValues, in every spelling and across the cut, as the Client's own;
+// without the option the same echo shows them, so the check can fail.
+func TestRedactedValues(t *testing.T) {
+	const token = "abc/DEF+ghi/JKL==tail-0123456789"
+	const key = "plant-key/ü+9876543210"
+	hc := &http.Client{Transport: headerTransport{header: map[string]string{
+		"Authorization": "Bearer " + token, "X-Plant-Key": key,
+	}}}
+	var mode atomic.Int32
+	var cut atomic.Bool
+	srv := rtStart(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+		m := uint8(mode.Load())
+		echo := spell(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), m, 1) + " " +
+			spell(r.Header.Get("X-Plant-Key"), m, 2)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		if cut.Load() {
+			io.WriteString(w, strings.Repeat("x", maxErrorBody-5)+echo)
+			return
+		}
+		io.WriteString(w, `{"message":"refused `+echo+`"}`)
+	})
+	var logs lockedBuffer
+	with, _ := rtClient(t, srv.URL, WithHTTPClient(hc), WithRedactedValues("", token), WithRedactedValues(key),
+		WithLogger(slogDebug(&logs)), WithRetry(RetryPolicy{MaxAttempts: 1}))
+	without, _ := rtClient(t, srv.URL, WithHTTPClient(hc), WithRetry(RetryPolicy{MaxAttempts: 1}))
+	texts := func(err error) []string {
+		out := []string{err.Error(), fmt.Sprintf("%+v", err)}
+		var apiErr *APIError
+		if errors.As(err, &apiErr) {
+			out = append(out, apiErr.Message, string(apiErr.Body[max(0, len(apiErr.Body)-4096):]))
+		}
+		return out
+	}
+	for _, m := range []uint8{0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 0x40, 0x41} {
+		for _, c := range []bool{false, true} {
+			mode.Store(int32(m))
+			cut.Store(c)
+			_, err := with.Printers.Counters(t.Context(), "p")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, text := range texts(err) {
+				for _, s := range []string{token, key} {
+					if run, ok := leak(text, s); ok {
+						t.Errorf("spelling %d, cut %v: %q survives in %q", m, c, run, text)
+					}
+				}
+			}
+			if c {
+				continue
+			}
+			_, err = without.Printers.Counters(t.Context(), "p")
+			if _, ok := leak(strings.Join(texts(err), "\n"), token); !ok {
+				t.Errorf("spelling %d: without the option the echo does not show, so the check proves nothing: %v", m, err)
+			}
+		}
+	}
+	if run, ok := leak(logs.String(), token); ok {
+		t.Errorf("%q in the log", run)
+	}
+
+	// The transport's own error, as an OAuth2 token fetch reports its endpoint's answer.
+	failing := &http.Client{Transport: headerTransport{fail: fmt.Errorf(`oauth2: cannot fetch token: 401 Unauthorized Response: {"client_secret":"%s"}`, spell(token, 4, 0))}}
+	c, _ := rtClient(t, srv.URL, WithHTTPClient(failing), WithRedactedValues(token), WithRetry(RetryPolicy{MaxAttempts: 1}))
+	_, err := c.Printers.Counters(t.Context(), "p")
+	var te *TransportError
+	if !errors.As(err, &te) {
+		t.Fatalf("got %v", err)
+	}
+	if run, ok := leak(err.Error(), token); ok {
+		t.Errorf("%q survives in the transport error %q", run, err)
+	}
+
+	// Redact: the same rule for the caller's text; nothing to redact, nothing changed.
+	if run, ok := leak(c.Redact("probe failed: Bearer "+spell(token, 2, 0)), token); ok {
+		t.Errorf("Redact kept %q", run)
+	}
+	none, _ := rtClient(t, srv.URL, WithRedactedValues("", ""))
+	if none.redactor != nil || none.Redact("Bearer "+token) != "Bearer "+token {
+		t.Error("empty values are redacted")
 	}
 }

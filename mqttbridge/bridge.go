@@ -20,6 +20,7 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/httpcreds"
 	"github.com/labelprinter/go-labelprinter/outbox"
 	promconfig "github.com/prometheus/common/config"
 )
@@ -181,7 +182,11 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 				b.closeOutboxes()
 				return nil, &ConfigError{Field: fmt.Sprintf("printers[%d].http_client_config", i), Err: err}
 			}
-			c, err := labelprinter.NewClient(pc.URL, labelprinter.WithHTTPClient(hc))
+			// The round tripper adds the credentials out of the SDK's sight: telling it their
+			// values keeps them out of every error, and so out of the "error" a topic carries.
+			// Files are read here, when the bridge is built.
+			c, err := labelprinter.NewClient(pc.URL, labelprinter.WithHTTPClient(hc),
+				labelprinter.WithRedactedValues(httpcreds.Of(&pc.HTTPClientConfig).Values()...))
 			if err != nil {
 				b.closeOutboxes()
 				return nil, &ConfigError{Field: fmt.Sprintf("printers[%d].url", i), Err: err}

@@ -3,6 +3,11 @@ package mqttbridge
 import (
 	"bytes"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -82,4 +87,80 @@ func TestNoCredentialsLeak(t *testing.T) {
 	if l := logs.String(); strings.Contains(l, password) || strings.Contains(l, token) {
 		t.Errorf("a credential in the log:\n%s", l)
 	}
+}
+
+// TestEchoedTokenNotOnTopics: a printer's bearer token comes from a credentials_file through
+// the http_client_config round tripper, which the SDK cannot see; the controller answers 401
+// echoing the Authorization header raw, PHP-escaped (\/), as \u002f and percent-encoded. The
+// rejected command's "error" on the result topic says why (the echo, redacted), and no topic,
+// payload or log line holds 12 bytes in a row of the token in any of those spellings.
+func TestEchoedTokenNotOnTopics(t *testing.T) {
+	const token = "abc/DEF+ghi/JKL==tail-0123456789"
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a := r.Header.Get("Authorization")
+		echo := a + "; " + strings.ReplaceAll(a, "/", `\/`) + "; " +
+			strings.NewReplacer("/", `\u002f`, "+", `\u002b`).Replace(a) + "; " + url.QueryEscape(a)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"message":"refused ` + echo + `"}`))
+	}))
+	defer front.Close()
+	bk := newEmbedded(t)
+	w := watch(t, bk.URL(), "#")
+	dir := t.TempDir()
+	cfg := Config{
+		Broker:   BrokerConfig{URL: bk.URL(), ClientID: "echo"},
+		StateDir: dir, PollInterval: 20 * time.Millisecond,
+		Printers: []PrinterConfig{{Name: "line1", URL: front.URL, Printer: "line1", HTTPClientConfig: promconfig.HTTPClientConfig{
+			Authorization: &promconfig.Authorization{Type: "Bearer", CredentialsFile: writeFile(t, dir, "token", token+"\n")}}}},
+	}
+	var logs lockedBuffer
+	b, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runBridge(t, b)
+	w.waitOnline(1)
+	newSender(t, bk.URL()).send(cmdTopic("line1", "printJob"), printJobCmd("e1"))
+	w.waitStates(resultTopic("line1"), "e1", StateQueued, StateRejected)
+	r.stop(t)
+
+	uEsc := regexp.MustCompile(`\\u([0-9a-fA-F]{4})`)
+	views := func(s string) []string {
+		j := uEsc.ReplaceAllStringFunc(strings.ReplaceAll(s, `\/`, "/"), func(m string) string {
+			n, _ := strconv.ParseUint(m[2:], 16, 32)
+			return string(rune(n))
+		})
+		out := []string{s, j}
+		for _, v := range []string{s, j} {
+			if p, err := url.QueryUnescape(strings.ReplaceAll(v, "+", "%2B")); err == nil {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	check := func(what, text string) {
+		t.Helper()
+		for _, v := range views(text) {
+			for i := 0; i+12 <= len(token); i++ {
+				if strings.Contains(v, token[i:i+12]) {
+					t.Errorf("%s: %q shows in %s", what, token[i:i+12], text)
+					return
+				}
+			}
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	shown := false
+	for _, p := range w.got {
+		check("topic "+p.Topic, p.Topic+" "+string(p.Payload))
+		if strings.Contains(string(p.Payload), "refused") && strings.Contains(string(p.Payload), "[REDACTED]") {
+			shown = true
+		}
+	}
+	if !shown {
+		t.Error(`no "error" holds the printer's echo, so the check proves little`)
+	}
+	check("log", logs.String())
 }

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -20,9 +21,11 @@ import (
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/httpcreds"
 	"github.com/labelprinter/go-labelprinter/printersim"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	promconfig "github.com/prometheus/common/config"
 )
 
 // The benchmarks compare the exporter ("impl=exporter") with the probe an integrator would write
@@ -478,4 +481,32 @@ func BenchmarkHeldPerTarget(b *testing.B) {
 			p := newRawProbe()
 			return p, p.hc.CloseIdleConnections
 		}))
+}
+
+// BenchmarkNewSDKClient: what building a probe's Client costs, without credentials and with a
+// bearer credentials_file (read on every probe, so a rotated file is redacted from the next
+// one, and handed to the SDK's redactor).
+func BenchmarkNewSDKClient(b *testing.B) {
+	dir := b.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("abc/DEF+ghi/JKL==tail-0123456789\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		hc   promconfig.HTTPClientConfig
+	}{
+		{"credentials=none", promconfig.HTTPClientConfig{}},
+		{"credentials=bearer_file", promconfig.HTTPClientConfig{Authorization: &promconfig.Authorization{Type: "Bearer", CredentialsFile: tokenFile}}},
+	} {
+		m := &module{hc: &http.Client{}, secrets: httpcreds.Of(&c.hc)}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := newSDKClient(m, "http://127.0.0.1:9"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

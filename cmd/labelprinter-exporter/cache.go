@@ -76,10 +76,13 @@ func (c *targetCache) contains(m *module, target string) bool {
 // newSDKClient builds the SDK Client of one probe on its module's HTTP client: a few hundred
 // bytes, touching no network, the connections being the module's. Retries are off: Prometheus
 // probes again at the next interval, and a retry inside a probe would only stretch it toward the
-// scrape timeout and hide the failure labelprinter_up is there to show.
+// scrape timeout and hide the failure labelprinter_up is there to show. The module's credentials,
+// which its round tripper adds out of the SDK's sight, are read now (a rotated credentials file
+// counts from the next probe) and given to the SDK, which keeps them out of every error.
 func newSDKClient(m *module, target string) (*labelprinter.Client, error) {
 	return labelprinter.NewClient(target,
 		labelprinter.WithHTTPClient(m.hc),
+		labelprinter.WithRedactedValues(m.secrets.Values()...),
 		labelprinter.WithRetry(labelprinter.RetryPolicy{MaxAttempts: 1}),
 		labelprinter.WithUserAgent("labelprinter-exporter"))
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labelprinter/go-labelprinter/internal/httpcreds"
 	promconfig "github.com/prometheus/common/config"
 	"go.yaml.in/yaml/v2"
 )
@@ -181,7 +182,7 @@ type module struct {
 	allow        *allowList
 	hc           *http.Client
 	credentialed bool
-	secrets      secretSource // what to redact from debug output and logs
+	secrets      httpcreds.Source // what the SDK is told to keep out of errors
 }
 
 // buildModule checks m and builds its client: prometheus/common's round tripper (credentials
@@ -216,7 +217,7 @@ func buildModule(name string, m *moduleConfig, r resolver) (*module, error) {
 		allow:        allow,
 		hc:           hc,
 		credentialed: len(m.credentials()) > 0,
-		secrets:      secretsOf(&m.HTTPClientConfig),
+		secrets:      httpcreds.Of(&m.HTTPClientConfig),
 	}, nil
 }
 

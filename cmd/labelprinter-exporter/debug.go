@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	labelprinter "github.com/labelprinter/go-labelprinter"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 )
@@ -75,8 +76,9 @@ type probeInfo struct {
 
 // writeDebug writes the debug answer: the module, the target, each request with its status,
 // duration and error, the probe's errors, then the metrics in the text format. Everything
-// passes through redact with the module's credentials.
-func writeDebug(w io.Writer, info probeInfo, tr *probeTrace, res *probeResult, reg *prometheus.Registry, secrets []string) error {
+// passes through redact with the probe's Client, which holds the module's credentials: a
+// request's error comes straight from the module's round tripper, not through the SDK.
+func writeDebug(w io.Writer, info probeInfo, tr *probeTrace, res *probeResult, reg *prometheus.Registry, c *labelprinter.Client) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Module: %s\n", info.module)
 	fmt.Fprintf(&b, "Target: %s\n", info.target)
@@ -122,6 +124,6 @@ func writeDebug(w io.Writer, info probeInfo, tr *probeTrace, res *probeResult, r
 			return err
 		}
 	}
-	_, err = io.WriteString(w, redact(b.String(), secrets))
+	_, err = io.WriteString(w, redact(c, b.String()))
 	return err
 }

@@ -390,9 +390,9 @@ func (e *exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 		e.probes.WithLabelValues(resultSuccess).Inc()
 	} else {
 		e.probes.WithLabelValues(resultFailure).Inc()
-		if e.logger.Enabled(r.Context(), slog.LevelDebug) { // redacting reads the credential files
+		if e.logger.Enabled(r.Context(), slog.LevelDebug) {
 			e.logger.Debug("probe failed", "module", m.name, "target", req.target,
-				"err", redact(errors.Join(res.errs...).Error(), m.secrets.values()))
+				"err", redact(client, errors.Join(res.errs...).Error()))
 		}
 	}
 	reg := prometheus.NewRegistry()
@@ -400,7 +400,7 @@ func (e *exporter) serveProbe(w http.ResponseWriter, r *http.Request) {
 	if req.debug {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		info := probeInfo{module: m.name, target: req.target, printers: req.printers, budget: timeout, budgetFrom: timeoutFrom}
-		if err := writeDebug(w, info, trace, res, reg, m.secrets.values()); err != nil {
+		if err := writeDebug(w, info, trace, res, reg, client); err != nil {
 			e.logger.Debug("debug answer failed", "err", err)
 		}
 		return

@@ -24,7 +24,10 @@ import (
 	"testing"
 	"time"
 
+	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/httpcreds"
 	"github.com/labelprinter/go-labelprinter/printersim"
+	promconfig "github.com/prometheus/common/config"
 )
 
 // captureServer is a loopback listener that records the Authorization header of every request
@@ -654,16 +657,22 @@ func TestProbeDebug(t *testing.T) {
 	}
 }
 
-// TestRedact: the redaction rule on its own.
+// TestRedact: the redaction rule on its own: the module's credentials through the SDK (given
+// the values as newSDKClient gives them), Authorization-shaped values of anyone's (an OAuth2
+// access token, JSON-escaped or percent-encoded too) by the exporter's own pattern.
 func TestRedact(t *testing.T) {
 	dir := t.TempDir()
 	user := writeFile(t, dir, "user", "opsuser\n")
 	pass := writeFile(t, dir, "pass", "pa55-word-xyz\n")
-	s := secretSource{userFile: user, passFile: pass, files: []string{pass}}
-	vals := s.values()
-	in := "pa55-word-xyz Basic b3BzdXNlcjpwYTU1LXdvcmQteHl6 Bearer abc.def-gh1 token=qwerty12 missing or wrong bearer token"
-	out := redact(in, vals)
-	for _, leak := range []string{"pa55", "b3BzdXNlcjpwYTU1", "abc.def", "qwerty12"} {
+	s := httpcreds.Of(&promconfig.HTTPClientConfig{BasicAuth: &promconfig.BasicAuth{UsernameFile: user, PasswordFile: pass}})
+	c, err := labelprinter.NewClient("http://printer.invalid", labelprinter.WithRedactedValues(s.Values()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := "pa55-word-xyz pa55%2Dword%2Dxyz Basic b3BzdXNlcjpwYTU1LXdvcmQteHl6 Bearer abc.def-gh1 token=qwerty12 " +
+		`"Bearer ya29\/a0AfB\/9zq" Bearer ya29%2Fb0BfC%2F8yr missing or wrong bearer token`
+	out := redact(c, in)
+	for _, leak := range []string{"pa55", "b3BzdXNlcjpwYTU1", "abc.def", "qwerty12", "a0AfB", "9zq", "b0BfC", "8yr"} {
 		if strings.Contains(out, leak) {
 			t.Errorf("%q survives: %s", leak, out)
 		}
