@@ -14,10 +14,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/labelprinter/go-labelprinter/internal/testkit"
 	"github.com/labelprinter/go-labelprinter/printersim"
 	"github.com/spf13/cobra"
 	"go.uber.org/goleak"
@@ -28,22 +28,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // syncBuffer is safe to write from the command and read from the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testkit.SyncBuffer
 
 type result struct {
 	code           int

@@ -1,36 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/labelprinter/go-labelprinter/internal/testkit"
 	"github.com/labelprinter/go-labelprinter/printersim"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is safe to write from the command and read from the test.
+type syncBuffer = testkit.SyncBuffer
 
 func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()

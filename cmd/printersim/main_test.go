@@ -13,27 +13,14 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/labelprinter/go-labelprinter/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// syncBuffer is written by the server's goroutines and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is safe to write from the command and read from the test.
+type syncBuffer = testkit.SyncBuffer
 
 // startRun runs the command with args until stop is called, and returns the URL it printed
 // and a stop function that returns its exit code.
