@@ -1,22 +1,19 @@
 package labelprinter
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/labelprinter/go-labelprinter/internal/testkit"
 )
 
 // TestRedirects: POST, PUT and DELETE never follow; GET follows only to the same origin.
@@ -186,44 +183,18 @@ func TestCloseReleasesIdle(t *testing.T) {
 	}
 }
 
-// rtCert makes a certificate for usage signed by ca (self-signed when ca is nil).
-func rtCert(t *testing.T, ca *tls.Certificate, usage x509.ExtKeyUsage, isCA bool) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "labelprinter test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-		BasicConstraintsValid: true, IsCA: isCA, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	parent, signer := tmpl, any(key)
-	if ca != nil {
-		parent, signer = ca.Leaf, ca.PrivateKey
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, _ := x509.ParseCertificate(der)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
-}
-
 // TestMutualTLS: client certificates go through WithTLSConfig; without one the printer refuses
 // the handshake and the call is not retried.
 func TestMutualTLS(t *testing.T) {
-	ca := rtCert(t, nil, x509.ExtKeyUsageAny, true)
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.Leaf)
+	ca := testkit.NewCA(t)
+	pool := ca.Pool()
 	var hits atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		io.WriteString(w, `{}`)
 	}))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{rtCert(t, &ca, x509.ExtKeyUsageServerAuth, false)}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, "printer", testkit.Server).TLS}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
 	srv.StartTLS()
 	defer srv.Close()
 
@@ -233,7 +204,7 @@ func TestMutualTLS(t *testing.T) {
 	if !errors.As(err, &te) || te.Attempts != 1 || hits.Load() != 0 {
 		t.Errorf("without a client certificate: %v", err)
 	}
-	client := rtCert(t, &ca, x509.ExtKeyUsageClientAuth, false)
+	client := ca.Issue(t, "line-pc", testkit.Client).TLS
 	authed, _ := rtClient(t, srv.URL, WithTLSConfig(&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{client}}))
 	if _, err := authed.Printers.Status(t.Context()); err != nil || hits.Load() != 1 {
 		t.Errorf("with a client certificate: %v", err)

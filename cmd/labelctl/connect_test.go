@@ -2,17 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
 	"log"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,52 +13,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/labelprinter/go-labelprinter/internal/testkit"
 )
-
-// testCert is a certificate and its key, as parsed and as PEM files.
-type testCert struct {
-	cert              *x509.Certificate
-	key               *ecdsa.PrivateKey
-	certFile, keyFile string
-}
-
-// newTestCert makes a certificate signed by parent (self-signed when parent is nil) and writes
-// it and its key as PEM files in dir.
-func newTestCert(t *testing.T, dir, name string, parent *testCert, tmpl *x509.Certificate) *testCert {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl.Subject = pkix.Name{CommonName: name}
-	tmpl.NotBefore = time.Now().Add(-time.Hour)
-	tmpl.NotAfter = time.Now().Add(time.Hour)
-	signerCert, signerKey := tmpl, key
-	if parent != nil {
-		signerCert, signerKey = parent.cert, parent.key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, signerCert, &key.PublicKey, signerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc := &testCert{cert: cert, key: key, certFile: filepath.Join(dir, name+".pem"), keyFile: filepath.Join(dir, name+"-key.pem")}
-	if err := os.WriteFile(tc.certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(tc.keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return tc
-}
 
 // TestClientCertificate runs labelctl against a TLS server that requires a client certificate
 // signed by its own CA, as a printer behind an mTLS proxy does: with --cert and --cert-key (or
@@ -74,14 +23,11 @@ func newTestCert(t *testing.T, dir, name string, parent *testCert, tmpl *x509.Ce
 // exits 1; a certificate without its key, or a key that does not match, is a usage error.
 func TestClientCertificate(t *testing.T) {
 	dir := t.TempDir()
-	ca := newTestCert(t, dir, "test-ca", nil, &x509.Certificate{SerialNumber: big.NewInt(1), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature})
-	server := newTestCert(t, dir, "printer", ca, &x509.Certificate{SerialNumber: big.NewInt(2), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
-	client := newTestCert(t, dir, "line-pc", ca, &x509.Certificate{SerialNumber: big.NewInt(3),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
-	stranger := newTestCert(t, dir, "stranger", nil, &x509.Certificate{SerialNumber: big.NewInt(4),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	ca := testkit.NewCA(t)
+	caFile, _ := ca.WriteFiles(t, dir)
+	server := ca.Issue(t, "printer", testkit.Server)
+	clientCert, clientKey := ca.Issue(t, "line-pc", testkit.Client).WriteFiles(t, dir)
+	strangerCert, strangerKey := testkit.NewCA(t).Issue(t, "stranger", testkit.Client).WriteFiles(t, dir)
 
 	var mu sync.Mutex
 	var peers []string
@@ -96,13 +42,7 @@ func TestClientCertificate(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"triggers":7,"triggerBounces":1,"printedLabels":6}`)
 	}))
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
-	pair, err := tls.LoadX509KeyPair(server.certFile, server.keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool(), Certificates: []tls.Certificate{server.TLS}, MinVersion: tls.VersionTLS12}
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are the test
 	srv.StartTLS()
 	defer srv.Close()
@@ -110,12 +50,12 @@ func TestClientCertificate(t *testing.T) {
 	ctx := context.Background()
 	env := map[string]string{"LABELPRINTER_URL": srv.URL}
 	want := "TRIGGERS  BOUNCES  PRINTED\n7         1        6\n"
-	r := cli(t, ctx, env, "", "--ca-cert", ca.certFile, "--cert", client.certFile, "--cert-key", client.keyFile, "counters").ok(t)
+	r := cli(t, ctx, env, "", "--ca-cert", caFile, "--cert", clientCert, "--cert-key", clientKey, "counters").ok(t)
 	if r.stdout != want {
 		t.Errorf("with --cert: %q", r.stdout)
 	}
-	env2 := map[string]string{"LABELPRINTER_URL": srv.URL, "LABELPRINTER_CERT": client.certFile, "LABELPRINTER_KEY": client.keyFile}
-	if r := cli(t, ctx, env2, "", "--ca-cert", ca.certFile, "counters").ok(t); r.stdout != want {
+	env2 := map[string]string{"LABELPRINTER_URL": srv.URL, "LABELPRINTER_CERT": clientCert, "LABELPRINTER_KEY": clientKey}
+	if r := cli(t, ctx, env2, "", "--ca-cert", caFile, "counters").ok(t); r.stdout != want {
 		t.Errorf("with LABELPRINTER_CERT: %q", r.stdout)
 	}
 	mu.Lock()
@@ -125,8 +65,8 @@ func TestClientCertificate(t *testing.T) {
 	mu.Unlock()
 
 	for _, args := range [][]string{
-		{"--ca-cert", ca.certFile, "counters"},
-		{"--ca-cert", ca.certFile, "--cert", stranger.certFile, "--cert-key", stranger.keyFile, "counters"},
+		{"--ca-cert", caFile, "counters"},
+		{"--ca-cert", caFile, "--cert", strangerCert, "--cert-key", strangerKey, "counters"},
 	} {
 		r := cli(t, ctx, env, "", append([]string{"--timeout", "20s"}, args...)...)
 		if r.code != 1 || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 {
@@ -137,9 +77,9 @@ func TestClientCertificate(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--cert", client.certFile, "counters"}, "labelctl: --cert needs --cert-key (or LABELPRINTER_KEY), the file with its private key\n"},
-		{[]string{"--cert", client.certFile, "--cert-key", stranger.keyFile, "counters"}, "labelctl: --cert " + client.certFile + ", --cert-key " + stranger.keyFile + ": tls: private key does not match public key\n"},
-		{[]string{"--cert", filepath.Join(dir, "missing.pem"), "--cert-key", client.keyFile, "counters"}, "labelctl: --cert " + filepath.Join(dir, "missing.pem") + ", --cert-key " + client.keyFile + ": open " + filepath.Join(dir, "missing.pem") + ": no such file or directory\n"},
+		{[]string{"--cert", clientCert, "counters"}, "labelctl: --cert needs --cert-key (or LABELPRINTER_KEY), the file with its private key\n"},
+		{[]string{"--cert", clientCert, "--cert-key", strangerKey, "counters"}, "labelctl: --cert " + clientCert + ", --cert-key " + strangerKey + ": tls: private key does not match public key\n"},
+		{[]string{"--cert", filepath.Join(dir, "missing.pem"), "--cert-key", clientKey, "counters"}, "labelctl: --cert " + filepath.Join(dir, "missing.pem") + ", --cert-key " + clientKey + ": open " + filepath.Join(dir, "missing.pem") + ": no such file or directory\n"},
 	} {
 		r := cli(t, ctx, env, "", tc.args...)
 		if r.code != 2 || r.stderr != tc.want {
@@ -147,9 +87,9 @@ func TestClientCertificate(t *testing.T) {
 		}
 	}
 	// The key's contents never reach a message.
-	keyPEM, _ := os.ReadFile(client.keyFile)
+	keyPEM, _ := os.ReadFile(clientKey)
 	keyBody := strings.Split(string(keyPEM), "\n")[1]
-	r = cli(t, ctx, env, "", "--cert", client.keyFile, "--cert-key", client.certFile, "counters")
+	r = cli(t, ctx, env, "", "--cert", clientKey, "--cert-key", clientCert, "counters")
 	if r.code != 2 || strings.Contains(r.stderr, keyBody) {
 		t.Errorf("swapped files: exit %d, %q", r.code, r.stderr)
 	}

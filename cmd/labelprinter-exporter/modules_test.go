@@ -1,17 +1,10 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +19,7 @@ import (
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
 	"github.com/labelprinter/go-labelprinter/internal/httpcreds"
+	"github.com/labelprinter/go-labelprinter/internal/testkit"
 	"github.com/labelprinter/go-labelprinter/printersim"
 	promconfig "github.com/prometheus/common/config"
 )
@@ -152,7 +146,7 @@ modules:
 func TestCredentialedModuleNeedsAllowedTargets(t *testing.T) {
 	dir := t.TempDir()
 	secret := writeFile(t, dir, "secret", "s3cr3t-value-0f9e8d\n")
-	cert, key := writeClientPair(t, dir)
+	cert, key := testkit.NewCA(t).Issue(t, "exporter", testkit.Client).WriteFiles(t, dir)
 	for kind, settings := range map[string]string{
 		"authorization":      `authorization: {credentials_file: ` + secret + `}`,
 		"inline credentials": `authorization: {credentials: s3cr3t-value-0f9e8d}`,
@@ -222,77 +216,11 @@ func TestConfigFileRefusals(t *testing.T) {
 	}
 }
 
-// newCA makes a certificate authority for the test.
-func newCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "plant test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca, key
-}
-
-// issue signs a leaf certificate for cn (a server for 127.0.0.1 when server is true).
-func issue(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, cn string, server bool) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial, Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
-
-// writeClientPair writes a client certificate and key of a throwaway CA.
-func writeClientPair(t *testing.T, dir string) (cert, key string) {
-	ca, caKey := newCA(t)
-	c, k := issue(t, ca, caKey, "exporter", false)
-	return writeFile(t, dir, "client.pem", string(c)), writeFile(t, dir, "client-key.pem", string(k))
-}
-
 // TestModuleMTLS: a printer behind TLS that requires a client certificate signed by the
 // plant's CA is up through the module that presents one, and down through a module that
 // trusts the server but has no certificate to show.
 func TestModuleMTLS(t *testing.T) {
-	ca, caKey := newCA(t)
-	srvCert, srvKey := issue(t, ca, caKey, "printer", true)
-	cliCert, cliKey := issue(t, ca, caKey, "exporter", false)
-	pair, err := tls.X509KeyPair(srvCert, srvKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	ca := testkit.NewCA(t)
 	var peers atomic.Value
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
@@ -300,15 +228,14 @@ func TestModuleMTLS(t *testing.T) {
 		}
 		printersim.New(printersim.WithPrinters("line1")).ServeHTTP(w, r)
 	}))
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS12}
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Issue(t, "printer", testkit.Server).TLS}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool(), MinVersion: tls.VersionTLS12}
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are the point
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 
 	dir := t.TempDir()
-	writeFile(t, dir, "ca.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})))
-	writeFile(t, dir, "exporter.pem", string(cliCert))
-	writeFile(t, dir, "exporter-key.pem", string(cliKey))
+	ca.WriteFiles(t, dir)
+	ca.Issue(t, "exporter", testkit.Client).WriteFiles(t, dir)
 	cfg := writeFile(t, dir, "exporter.yml", `
 modules:
   mtls:

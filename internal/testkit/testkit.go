@@ -1,4 +1,5 @@
-// Package testkit holds what the commands' tests share: it is imported by _test.go files only.
+// Package testkit holds what the module's tests share (a goroutine-safe buffer, test
+// certificates): it is imported by _test.go files only.
 package testkit
 
 import (
