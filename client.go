@@ -47,6 +47,10 @@ type Client struct {
 	authz     []string
 	headers   http.Header
 	redactor  *redactor // nil without credentials
+	// secrets and redactedFunc rebuild redactor with the credentials of the moment, when
+	// there are WithRedactedValuesFunc functions (see redactorNow).
+	secrets      []string
+	redactedFunc []func() []string
 
 	policy           RetryPolicy
 	budget           *retryBudget
@@ -138,6 +142,9 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		secrets = append(secrets, string(v))
 	}
 	c.redactor = newRedactor(secrets)
+	if len(o.redactedFunc) > 0 {
+		c.secrets, c.redactedFunc = secrets, o.redactedFunc
+	}
 
 	hc, err := buildHTTPClient(o.httpClient, o.tlsConfig)
 	if err != nil {

@@ -49,7 +49,7 @@
 // [WithHeader] header named Authorization, Proxy-Authorization or Cookie or whose name holds
 // "auth", "token", "key", "secret", "pass" or "session", and the values given to
 // [WithRedactedValues]: credentials that a transport of yours adds, which the Client cannot
-// see. A credential a server echoes back is found as written, JSON-escaped, percent-encoded or
+// see ([WithRedactedValuesFunc] for those that rotate, asked for when an error is built). A credential a server echoes back is found as written, JSON-escaped, percent-encoded or
 // as HTML character references, and the 64 KiB cut of the body is made after it is removed.
 // [Client.Redact] applies the same rule to text of yours, such as your transport's own errors.
 //

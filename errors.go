@@ -380,11 +380,12 @@ func oneLine(s string, n int) string {
 func (c *Client) transportError(op *operation, st *callState, err error) error {
 	var re *RedirectError
 	if errors.As(err, &re) {
+		r := c.redactorNow()
 		return &RedirectError{
 			Method:     re.Method,
-			Path:       c.redactor.redactString(re.Path),
+			Path:       r.redactString(re.Path),
 			StatusCode: re.StatusCode,
-			Location:   c.redactor.redactString(re.Location),
+			Location:   r.redactString(re.Location),
 		}
 	}
 	return c.newTransportError(op, max(st.attempts, 1), !isDialError(err), err)
@@ -392,30 +393,49 @@ func (c *Client) transportError(op *operation, st *callState, err error) error {
 
 // newTransportError builds every TransportError, so each redacts its cause.
 func (c *Client) newTransportError(op *operation, attempts int, maybeSent bool, err error) *TransportError {
+	r := c.redactorNow()
 	return &TransportError{
 		Method:    op.method,
-		Path:      c.shownPath(op),
+		Path:      c.shownPath(r, op),
 		Attempts:  attempts,
 		MaybeSent: maybeSent,
 		Err:       err,
-		redactor:  c.redactor,
+		redactor:  r,
 	}
 }
 
-// shownPath is the request path as errors and log lines show it, credentials removed (a name
-// could hold one).
-func (c *Client) shownPath(op *operation) string { return c.redactor.redactString(c.urlPath(op)) }
+// redactorNow is the redactor an error or a log line being built now uses: the Client's, or,
+// with WithRedactedValuesFunc, one that also holds the values those functions give now. It is
+// built per error rather than per request, as errors are rare and a request that succeeds
+// must not pay for reading a rotating credential.
+func (c *Client) redactorNow() *redactor {
+	if len(c.redactedFunc) == 0 {
+		return c.redactor
+	}
+	secrets := slices.Clone(c.secrets)
+	for _, f := range c.redactedFunc {
+		secrets = append(secrets, f()...)
+	}
+	return newRedactor(secrets)
+}
+
+// shownPath is the request path as errors and log lines show it, credentials removed by r (a
+// name could hold one).
+func (c *Client) shownPath(r *redactor, op *operation) string {
+	return r.redactString(c.urlPath(op))
+}
 
 // newAPIError reads at most 64 KiB of a non-2xx body, with credentials removed, and closes it.
 func (c *Client) newAPIError(op *operation, resp *http.Response) *APIError {
-	body := c.redactor.readCut(resp.Body, maxErrorBody)
+	r := c.redactorNow()
+	body := r.readCut(resp.Body, maxErrorBody)
 	resp.Body.Close()
 	e := &APIError{
 		StatusCode: resp.StatusCode,
 		Method:     op.method,
-		Path:       c.shownPath(op),
+		Path:       c.shownPath(r, op),
 		Body:       body,
-		Message:    c.redactor.redactString(errorMessage(resp.Header.Get("Content-Type"), body)),
+		Message:    r.redactString(errorMessage(resp.Header.Get("Content-Type"), body)),
 		// The one rule of which answers leave a print's outcome open lives in retry.go.
 		outcomeUnknown: maybeActed(op.class, resp.StatusCode),
 	}
@@ -427,23 +447,24 @@ func (c *Client) newAPIError(op *operation, resp *http.Response) *APIError {
 
 // newDecodeError builds every DecodeError, with a redacted sample of body.
 func (c *Client) newDecodeError(op *operation, status int, what string, body []byte, err error) *DecodeError {
-	e := &DecodeError{Method: op.method, Path: c.shownPath(op), StatusCode: status, What: what, Err: err, redactor: c.redactor}
+	r := c.redactorNow()
+	e := &DecodeError{Method: op.method, Path: c.shownPath(r, op), StatusCode: status, What: what, Err: err, redactor: r}
 	if len(body) > 0 {
-		e.Snippet = c.snippet(body)
+		e.Snippet = snippet(r, body)
 	}
 	return e
 }
 
 // snippet is the DecodeError sample of a body: one line of at most 256 bytes, credentials
-// removed before the cut (so none survives minus its end) and after the flattening.
-func (c *Client) snippet(b []byte) string {
+// removed by r before the cut (so none survives minus its end) and after the flattening.
+func snippet(r *redactor, b []byte) string {
 	const n = 256
-	if c.redactor != nil {
+	if r != nil {
 		// Only the head is shown, so only the head (and what a credential straddling the cut
 		// may take) is searched: a body can be as large as WithMaxResponseBytes allows.
-		b = b[:min(len(b), n+c.redactor.slack)]
+		b = b[:min(len(b), n+r.slack)]
 	}
-	return c.redactor.redactString(oneLine(string(c.redactor.redact(b)), n))
+	return r.redactString(oneLine(string(r.redact(b)), n))
 }
 
 // The redaction rule, the one place it lives. A server or proxy that echoes a request header
@@ -581,10 +602,10 @@ func (r *redactor) readCut(body io.Reader, n int) []byte {
 // Redact returns s without the Client's credentials, by the rule its errors and log lines
 // follow: every run of 12 bytes of a credential (all of it when shorter), in any spelling,
 // becomes "[REDACTED]". The credentials are those of WithBearerToken, WithBasicAuth, credential
-// WithHeader headers and WithRedactedValues. It is for text you write beside the Client's
+// WithHeader headers, WithRedactedValues, and what WithRedactedValuesFunc gives at this call. It is for text you write beside the Client's
 // errors that did not pass through it, such as your transport's own errors, so that one rule
 // covers both. A Client without credentials returns s unchanged.
-func (c *Client) Redact(s string) string { return c.redactor.redactString(s) }
+func (c *Client) Redact(s string) string { return c.redactorNow().redactString(s) }
 
 // redactString is redact for a string.
 func (r *redactor) redactString(s string) string {

@@ -23,6 +23,7 @@ type clientOptions struct {
 	hasBasic     bool
 	headers      http.Header
 	redacted     []secret
+	redactedFunc []func() []string
 	userAgent    string
 	policy       RetryPolicy
 	logger       *slog.Logger
@@ -130,9 +131,8 @@ func WithHeader(key, value string) Option {
 // wherever the 64 KiB cut of an error body falls. Each value is looked for as given: pass the
 // token of a "Bearer <token>" header, not only the header's value. Empty values are ignored, so
 // values read from files that may be empty can be passed as they are; the option may be given
-// more than once. Values are read once, when NewClient runs: for credentials that rotate,
-// build a Client with the current ones (a Client is cheap and shares hc's connections).
-// Client.Redact applies the same rule to text of your own.
+// more than once. Values are read once, when NewClient runs: for credentials that rotate, use
+// WithRedactedValuesFunc. Client.Redact applies the same rule to text of your own.
 func WithRedactedValues(values ...string) Option {
 	return func(o *clientOptions) error {
 		for _, v := range values {
@@ -140,6 +140,24 @@ func WithRedactedValues(values ...string) Option {
 				o.redacted = append(o.redacted, secret(v))
 			}
 		}
+		return nil
+	}
+}
+
+// WithRedactedValuesFunc is WithRedactedValues for credentials that change while the Client
+// lives, such as a token file your transport re-reads on every request: values is called each
+// time the Client builds an error or a log line, or runs Client.Redact, and what it returns
+// then is removed by the same rule, beside the fixed credentials. A request that succeeds
+// never calls it, so it may read files. It must be safe for concurrent use; empty values are
+// ignored; a nil values is an error. A value that was sent but replaced before its answer
+// came back is not known to it: pass the values your transport last sent, or keep the old
+// ones in the list for a while, when a credential may rotate during one request.
+func WithRedactedValuesFunc(values func() []string) Option {
+	return func(o *clientOptions) error {
+		if values == nil {
+			return invalidArg("WithRedactedValuesFunc", "values is nil")
+		}
+		o.redactedFunc = append(o.redactedFunc, values)
 		return nil
 	}
 }

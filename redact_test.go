@@ -483,3 +483,81 @@ func TestRedactedValues(t *testing.T) {
 		t.Error("empty values are redacted")
 	}
 }
+
+// rotatingTransport sends the token of the moment, as a transport re-reading a file does.
+type rotatingTransport struct{ token *atomic.Pointer[string] }
+
+func (rt rotatingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+*rt.token.Load())
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestRedactedValuesFunc: a credential that rotates while the Client lives is kept out of its
+// errors and log lines once WithRedactedValuesFunc gives it, and the function is called for
+// errors only, not for a request that succeeds; a Client told only the first value shows the
+// rotated one, so the check can fail.
+func TestRedactedValuesFunc(t *testing.T) {
+	const first, rotated = "abc/DEF+ghi/JKL==first-0123456789", "xyz/UVW+rst/OPQ==second-987654321"
+	var token atomic.Pointer[string]
+	f := first
+	token.Store(&f)
+	var ok atomic.Bool
+	srv := rtStart(t, func(_ int64, w http.ResponseWriter, r *http.Request) {
+		if ok.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{}`)
+			return
+		}
+		a := r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"message":"refused `+a+" "+strings.ReplaceAll(a, "/", `\/`)+`"}`)
+	})
+	hc := &http.Client{Transport: rotatingTransport{&token}}
+	var calls atomic.Int32
+	var logs lockedBuffer
+	c, _ := rtClient(t, srv.URL, WithHTTPClient(hc), WithRedactedValues(first),
+		WithRedactedValuesFunc(func() []string { calls.Add(1); return []string{*token.Load()} }),
+		WithLogger(slogDebug(&logs)), WithRetry(RetryPolicy{MaxAttempts: 2}))
+	static, _ := rtClient(t, srv.URL, WithHTTPClient(hc), WithRedactedValues(first), WithRetry(RetryPolicy{MaxAttempts: 1}))
+	if _, err := NewClient(srv.URL, WithRedactedValuesFunc(nil)); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("nil function: got %v", err)
+	}
+
+	// A Client without a logger: only an error calls the function.
+	quiet, _ := rtClient(t, srv.URL, WithHTTPClient(hc),
+		WithRedactedValuesFunc(func() []string { calls.Add(1); return nil }))
+	ok.Store(true)
+	for range 3 {
+		if _, err := quiet.Printers.AbortPrint(t.Context(), "p"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("requests that succeeded called the function %d times", n)
+	}
+	ok.Store(false)
+	if _, err := quiet.Printers.AbortPrint(t.Context(), "p"); err == nil || calls.Load() == 0 {
+		t.Errorf("an error did not call the function (%v)", err)
+	}
+
+	rot := rotated
+	token.Store(&rot)
+	_, err := c.Printers.Counters(t.Context(), "p")
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("got %v", err)
+	}
+	for _, text := range []string{err.Error(), apiErr.Message, string(apiErr.Body), c.Redact("x " + rotated), logs.String()} {
+		for _, s := range []string{first, rotated} {
+			if run, ok := leak(text, s); ok {
+				t.Errorf("%q survives in %q", run, text)
+			}
+		}
+	}
+	_, err = static.Printers.Counters(t.Context(), "p")
+	if _, ok := leak(err.Error(), rotated); !ok {
+		t.Errorf("without the function the rotated token does not show, so the check proves nothing: %v", err)
+	}
+}

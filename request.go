@@ -258,8 +258,10 @@ func (c *Client) send(ctx context.Context, op *operation) (*http.Response, error
 	for k, vs := range c.headers {
 		h[k] = vs
 	}
-	if c.logger != nil {
-		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter request", slog.String("method", op.method), slog.String("path", c.shownPath(op)))
+	// Enabled first: the path is redacted with the credentials of the moment, which may mean
+	// reading files (WithRedactedValuesFunc), a cost a request whose line is not kept must not pay.
+	if c.logger != nil && c.logger.Enabled(ctx, slog.LevelDebug) {
+		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter request", slog.String("method", op.method), slog.String("path", c.shownPath(c.redactorNow(), op)))
 	}
 
 	resp, err := c.rc.Do(req)

@@ -128,7 +128,7 @@ func (c *Client) checkRetry(ctx context.Context, resp *http.Response, err error)
 	}
 	if c.logger != nil {
 		c.logger.LogAttrs(ctx, slog.LevelDebug, "labelprinter retry",
-			slog.String("method", op.method), slog.String("path", c.shownPath(op)),
+			slog.String("method", op.method), slog.String("path", c.shownPath(c.redactorNow(), op)),
 			slog.Int("attempt", st.attempts), slog.String("reason", reason), slog.Duration("wait", wait))
 	}
 	if err := c.sleep(ctx, wait); err != nil {

@@ -184,9 +184,15 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 			}
 			// The round tripper adds the credentials out of the SDK's sight: telling it their
 			// values keeps them out of every error, and so out of the "error" a topic carries.
-			// Files are read here, when the bridge is built.
+			// It re-reads credential files on every request, so a file rotated while the
+			// bridge runs sends a new value: the SDK asks for the values when it builds an
+			// error, which keeps polls that succeed free of file reads and keeps the one Client
+			// the outbox holds. The values read at start stay listed, for an answer to a
+			// request sent before the rotation.
+			creds := httpcreds.Of(&pc.HTTPClientConfig)
 			c, err := labelprinter.NewClient(pc.URL, labelprinter.WithHTTPClient(hc),
-				labelprinter.WithRedactedValues(httpcreds.Of(&pc.HTTPClientConfig).Values()...))
+				labelprinter.WithRedactedValues(creds.Values()...),
+				labelprinter.WithRedactedValuesFunc(creds.Values))
 			if err != nil {
 				b.closeOutboxes()
 				return nil, &ConfigError{Field: fmt.Sprintf("printers[%d].url", i), Err: err}

@@ -6,10 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,9 +98,15 @@ func TestNoCredentialsLeak(t *testing.T) {
 // rejected command's "error" on the result topic says why (the echo, redacted), and no topic,
 // payload or log line holds 12 bytes in a row of the token in any of those spellings.
 func TestEchoedTokenNotOnTopics(t *testing.T) {
-	const token = "abc/DEF+ghi/JKL==tail-0123456789"
+	// The credentials file is rotated while the bridge runs: both tokens are echoed, and
+	// neither may show.
+	const token, rotated = "abc/DEF+ghi/JKL==tail-0123456789", "xyz/UVW+rst/OPQ==next-9876543210"
+	var sawRotated atomic.Bool
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := r.Header.Get("Authorization")
+		if a == "Bearer "+rotated {
+			sawRotated.Store(true)
+		}
 		echo := a + "; " + strings.ReplaceAll(a, "/", `\/`) + "; " +
 			strings.NewReplacer("/", `\u002f`, "+", `\u002b`).Replace(a) + "; " + url.QueryEscape(a)
 		w.Header().Set("Content-Type", "application/json")
@@ -123,6 +132,14 @@ func TestEchoedTokenNotOnTopics(t *testing.T) {
 	w.waitOnline(1)
 	newSender(t, bk.URL()).send(cmdTopic("line1", "printJob"), printJobCmd("e1"))
 	w.waitStates(resultTopic("line1"), "e1", StateQueued, StateRejected)
+	// Rotate as a secret manager does: a new file renamed over the old one, so no request
+	// reads it half written.
+	if err := os.Rename(writeFile(t, dir, "token.new", rotated+"\n"), filepath.Join(dir, "token")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the printer is sent the rotated token", sawRotated.Load)
+	newSender(t, bk.URL()).send(cmdTopic("line1", "printJob"), printJobCmd("e2"))
+	w.waitStates(resultTopic("line1"), "e2", StateQueued, StateRejected)
 	r.stop(t)
 
 	uEsc := regexp.MustCompile(`\\u([0-9a-fA-F]{4})`)
@@ -142,25 +159,30 @@ func TestEchoedTokenNotOnTopics(t *testing.T) {
 	check := func(what, text string) {
 		t.Helper()
 		for _, v := range views(text) {
-			for i := 0; i+12 <= len(token); i++ {
-				if strings.Contains(v, token[i:i+12]) {
-					t.Errorf("%s: %q shows in %s", what, token[i:i+12], text)
-					return
+			for _, tok := range []string{token, rotated} {
+				for i := 0; i+12 <= len(tok); i++ {
+					if strings.Contains(v, tok[i:i+12]) {
+						t.Errorf("%s: %q shows in %s", what, tok[i:i+12], text)
+						return
+					}
 				}
 			}
 		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	shown := false
+	shown := map[string]bool{}
 	for _, p := range w.got {
 		check("topic "+p.Topic, p.Topic+" "+string(p.Payload))
-		if strings.Contains(string(p.Payload), "refused") && strings.Contains(string(p.Payload), "[REDACTED]") {
-			shown = true
+		pl := string(p.Payload)
+		if strings.Contains(pl, "refused") && strings.Contains(pl, "[REDACTED]") {
+			for _, id := range []string{`"e1"`, `"e2"`} {
+				shown[id] = shown[id] || strings.Contains(pl, id)
+			}
 		}
 	}
-	if !shown {
-		t.Error(`no "error" holds the printer's echo, so the check proves little`)
+	if !shown[`"e1"`] || !shown[`"e2"`] {
+		t.Errorf(`the "error" of e1 and e2 do not both hold the printer's echo (%v), so the check proves little`, shown)
 	}
 	check("log", logs.String())
 }
