@@ -1,24 +1,17 @@
 package labelprinter
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/labelprinter/go-labelprinter/printersim"
+	"github.com/labelprinter/go-labelprinter/internal/testkit"
 )
 
 // BenchmarkWatch1000 watches 1,000 printers from one process: 1,000 WatchCounters ("sdk")
@@ -37,7 +30,8 @@ func BenchmarkWatch1000(b *testing.B) {
 		interval     = 500 * time.Millisecond
 		window       = 4 * time.Second
 	)
-	urls, count := benchSimProcess(b, sims, perSim)
+	farm := testkit.StartFarm(b, "TestBenchSimProcess", benchSimsEnv, sims, perSim)
+	urls, count := farm.Sims, farm.Requests
 	runPair(b, "", func(b *testing.B) {
 		clients := map[string]*Client{}
 		defer func() {
@@ -185,98 +179,8 @@ func cpuTime() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-// benchSimProcess starts the simulators in a child process (this test binary, running
-// TestBenchSimProcess) and returns their URLs and a function that reads how many requests
-// they have served.
-func benchSimProcess(b *testing.B, sims, perSim int) ([]string, func() int64) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchSimProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "LABELPRINTER_BENCH_SIMS="+strconv.Itoa(sims)+"x"+strconv.Itoa(perSim))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-	sc := bufio.NewScanner(stdout)
-	var urls []string
-	countURL := ""
-	for sc.Scan() {
-		line := sc.Text()
-		if u, ok := strings.CutPrefix(line, "sim "); ok {
-			urls = append(urls, u)
-		} else if u, ok := strings.CutPrefix(line, "count "); ok {
-			countURL = u
-			break
-		}
-	}
-	if countURL == "" || len(urls) != sims {
-		b.Fatalf("the simulator process printed %d URLs and no count URL", len(urls))
-	}
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	hc := &http.Client{Transport: &http.Transport{}}
-	b.Cleanup(hc.CloseIdleConnections)
-	return urls, func() int64 {
-		resp, err := hc.Get(countURL)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		n, err := strconv.ParseInt(strings.TrimSpace(string(body)), 10, 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return n
-	}
-}
-
 // TestBenchSimProcess is the child process of BenchmarkWatch1000: it serves the simulators
 // until its stdin closes. Run any other way, it does nothing.
-func TestBenchSimProcess(t *testing.T) {
-	spec := os.Getenv("LABELPRINTER_BENCH_SIMS")
-	if spec == "" {
-		t.Skip("the simulator process of BenchmarkWatch1000")
-	}
-	var sims, perSim int
-	if _, err := fmt.Sscanf(spec, "%dx%d", &sims, &perSim); err != nil {
-		t.Fatal(err)
-	}
-	names := make([]string, perSim)
-	for i := range names {
-		names[i] = "p" + strconv.Itoa(i)
-	}
-	servers := make([]*printersim.Server, sims)
-	for i := range servers {
-		srv, err := printersim.Start(printersim.WithPrinters(names...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
-		servers[i] = srv
-		fmt.Printf("sim %s\n", srv.URL)
-	}
-	var total atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var n int64
-		for _, s := range servers {
-			n += int64(s.Sim.TotalRequests())
-		}
-		total.Store(n)
-		fmt.Fprintln(w, n)
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	fmt.Printf("count http://%s/\n", ln.Addr())
-	_, _ = io.Copy(io.Discard, os.Stdin)
-}
+func TestBenchSimProcess(t *testing.T) { testkit.ServeFarm(t, benchSimsEnv, nil) }
+
+const benchSimsEnv = "LABELPRINTER_BENCH_SIMS"

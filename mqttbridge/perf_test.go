@@ -1,7 +1,6 @@
 package mqttbridge
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/testkit"
 	"github.com/labelprinter/go-labelprinter/printersim"
 )
 
@@ -366,97 +365,17 @@ const benchChildEnv = "MQTTBRIDGE_BENCH_SIMS"
 // running TestBenchChild) and returns their URLs and a function that reads how many requests
 // the simulators have served.
 func benchChild(b *testing.B, sims, perSim int) benchEnv {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), benchChildEnv+"="+strconv.Itoa(sims)+"x"+strconv.Itoa(perSim))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
+	farm := testkit.StartFarm(b, "TestBenchChild", benchChildEnv, sims, perSim)
+	if farm.Extra["broker"] == "" {
+		b.Fatal("the child process announced no broker")
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
-	sc := bufio.NewScanner(stdout)
-	var env benchEnv
-	countURL := ""
-	for sc.Scan() {
-		line := sc.Text()
-		if u, ok := strings.CutPrefix(line, "sim "); ok {
-			env.sims = append(env.sims, u)
-		} else if u, ok := strings.CutPrefix(line, "broker "); ok {
-			env.broker = u
-		} else if u, ok := strings.CutPrefix(line, "count "); ok {
-			countURL = u
-			break
-		}
-	}
-	if countURL == "" || env.broker == "" || len(env.sims) != sims {
-		b.Fatalf("the child process printed %d simulator URLs, broker %q, count %q", len(env.sims), env.broker, countURL)
-	}
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	hc := &http.Client{Transport: &http.Transport{}}
-	b.Cleanup(hc.CloseIdleConnections)
-	env.count = func() int64 {
-		resp, err := hc.Get(countURL)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		n, err := strconv.ParseInt(strings.TrimSpace(string(body)), 10, 64)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return n
-	}
-	return env
+	return benchEnv{sims: farm.Sims, broker: farm.Extra["broker"], count: farm.Requests}
 }
 
 // TestBenchChild is the child process of BenchmarkWatch200: it serves the simulators and a
 // broker until its stdin closes. Run any other way, it does nothing.
 func TestBenchChild(t *testing.T) {
-	spec := os.Getenv(benchChildEnv)
-	if spec == "" {
-		t.Skip("the child process of BenchmarkWatch200")
-	}
-	var sims, perSim int
-	if _, err := fmt.Sscanf(spec, "%dx%d", &sims, &perSim); err != nil {
-		t.Fatal(err)
-	}
-	names := make([]string, perSim)
-	for i := range names {
-		names[i] = "p" + strconv.Itoa(i)
-	}
-	servers := make([]*printersim.Server, sims)
-	for i := range servers {
-		srv, err := printersim.Start(printersim.WithPrinters(names...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
-		servers[i] = srv
-		fmt.Printf("sim %s\n", srv.URL)
-	}
-	bk := startTestBroker(t)
-	fmt.Printf("broker %s\n", bk.URL())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var n int64
-		for _, s := range servers {
-			n += int64(s.Sim.TotalRequests())
-		}
-		fmt.Fprintln(w, n)
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	fmt.Printf("count http://%s/\n", ln.Addr())
-	_, _ = io.Copy(io.Discard, os.Stdin)
+	testkit.ServeFarm(t, benchChildEnv, func(t *testing.T) map[string]string {
+		return map[string]string{"broker": startTestBroker(t).URL()}
+	})
 }
