@@ -1,7 +1,6 @@
 package labelprinter
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,9 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/labelprinter/go-labelprinter/internal/testkit"
 )
 
 const (
@@ -23,22 +23,7 @@ const (
 var canaries = []string{canaryToken, canaryPass, canaryHeader}
 
 // lockedBuffer collects log output from concurrent requests.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = testkit.SyncBuffer
 
 // errorChain returns err and everything it wraps, through both Unwrap forms.
 func errorChain(err error) []error {

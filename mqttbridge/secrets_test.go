@@ -1,7 +1,6 @@
 package mqttbridge
 
 import (
-	"bytes"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,31 +10,17 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/labelprinter/go-labelprinter/internal/testkit"
 	"github.com/labelprinter/go-labelprinter/printersim"
 	promconfig "github.com/prometheus/common/config"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer collects log output from concurrent requests.
+type lockedBuffer = testkit.SyncBuffer
 
 // TestNoCredentialsLeak: the broker password and a printer's bearer token appear in no topic,
 // no payload and no log line, at debug level, through a sent command and a printer that
