@@ -48,32 +48,42 @@ var dashboardVars = []string{
 	"$instance", ".+",
 }
 
-// dashboardQueries returns each panel's expression by title, and each query variable's as
-// PromQL, with the variables filled in.
-func dashboardQueries(t *testing.T) map[string]string {
+// dashboard is what the tests read of the example Grafana dashboard.
+type dashboard struct {
+	Panels []struct {
+		Title   string `json:"title"`
+		Targets []struct {
+			Expr string `json:"expr"`
+		} `json:"targets"`
+	} `json:"panels"`
+	Templating struct {
+		List []struct {
+			Name       string `json:"name"`
+			Definition string `json:"definition"`
+			AllValue   string `json:"allValue"`
+		} `json:"list"`
+	} `json:"templating"`
+}
+
+// readDashboard reads examples/prometheus/grafana-dashboard.json.
+func readDashboard(t *testing.T) dashboard {
 	t.Helper()
 	b, err := os.ReadFile("../../examples/prometheus/grafana-dashboard.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dash struct {
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-		Templating struct {
-			List []struct {
-				Name       string `json:"name"`
-				Definition string `json:"definition"`
-				AllValue   string `json:"allValue"`
-			} `json:"list"`
-		} `json:"templating"`
-	}
+	var dash dashboard
 	if err := json.Unmarshal(b, &dash); err != nil {
 		t.Fatal(err)
 	}
+	return dash
+}
+
+// dashboardQueries returns each panel's expression by title, and each query variable's as
+// PromQL, with the variables filled in.
+func dashboardQueries(t *testing.T) map[string]string {
+	t.Helper()
+	dash := readDashboard(t)
 	fill := strings.NewReplacer(dashboardVars...)
 	q := map[string]string{}
 	for _, p := range dash.Panels {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"net/url"
 	"os"
 	"regexp"
@@ -149,26 +148,7 @@ func TestExampleExporterConfig(t *testing.T) {
 // TestExampleDashboard checks that every metric the example dashboard queries is one a probe
 // answers, and that every state and level it maps is one the exporter writes.
 func TestExampleDashboard(t *testing.T) {
-	b, err := os.ReadFile("../../examples/prometheus/grafana-dashboard.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dash struct {
-		Panels []struct {
-			Title   string `json:"title"`
-			Targets []struct {
-				Expr string `json:"expr"`
-			} `json:"targets"`
-		} `json:"panels"`
-		Templating struct {
-			List []struct {
-				Definition string `json:"definition"`
-			} `json:"list"`
-		} `json:"templating"`
-	}
-	if err := json.Unmarshal(b, &dash); err != nil {
-		t.Fatal(err)
-	}
+	dash := readDashboard(t)
 	sim := startSim(t, printersim.WithPrinters("line1"))
 	h := newHarness(t, nil)
 	mfs, body := h.probe("target=" + target(sim) + "&printer=line1")
