@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"time"
+
+	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/spf13/cobra"
+)
+
+// Shared shapes of the store groups: JSON documents stored under a name (labels, tables),
+// reading input, listing names and shell completion.
+
+func exactArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s takes %s", cmd.CommandPath(), names)
+		}
+		return nil
+	}
+}
+
+type store struct {
+	noun   string
+	list   func(context.Context) (map[string]json.RawMessage, error)
+	get    func(context.Context, string) (json.RawMessage, error)
+	put    func(context.Context, string, any) error
+	delete func(context.Context, string) error
+}
+
+func (a *app) storeCommands(parent *cobra.Command, s func(*labelprinter.Client) store, complete cobra.CompletionFunc) {
+	noun := s(nil).noun
+	parent.AddCommand(&cobra.Command{
+		Use: "list", Short: "List the " + noun + "s", Args: exactArgs(0, "no argument"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
+				m, err := s(c).list(ctx)
+				if err != nil {
+					return err
+				}
+				return a.printNames(m)
+			})
+		},
+	}, &cobra.Command{
+		Use: "get NAME", Short: "Print a " + noun + " as JSON", Args: exactArgs(1, "a name"), ValidArgsFunction: complete,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
+				raw, err := s(c).get(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return a.printRaw(raw)
+			})
+		},
+	}, &cobra.Command{
+		Use: "put NAME FILE|-", Short: "Create or replace a " + noun + " from a JSON file or stdin", Args: exactArgs(2, "a name and a file (or - for stdin)"), ValidArgsFunction: complete,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body, err := a.readInput(args[1])
+			if err != nil {
+				return err
+			}
+			if !json.Valid(body) {
+				return usagef("%s is not valid JSON", args[1])
+			}
+			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
+				if err := s(c).put(ctx, args[0], json.RawMessage(body)); err != nil {
+					return err
+				}
+				return a.done("stored %s %q", noun, args[0])
+			})
+		},
+	}, &cobra.Command{
+		Use: "delete NAME", Short: "Delete a " + noun, Args: exactArgs(1, "a name"), ValidArgsFunction: complete,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
+				if err := s(c).delete(ctx, args[0]); err != nil {
+					return err
+				}
+				return a.done("deleted %s %q", noun, args[0])
+			})
+		},
+	})
+}
+
+// done confirms a change in table mode; JSON mode stays silent so scripts see only data.
+func (a *app) done(format string, args ...any) error {
+	if a.output == "json" {
+		return a.printJSON(map[string]bool{"ok": true})
+	}
+	_, err := fmt.Fprintf(a.stdout, format+"\n", args...)
+	return err
+}
+
+func (a *app) readInput(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(a.stdin)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return b, nil
+}
+
+func (a *app) printNames(m map[string]json.RawMessage) error {
+	if a.output == "json" {
+		return a.printJSON(m)
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(a.stdout, "NAME")
+	for _, n := range names {
+		fmt.Fprintln(a.stdout, n)
+	}
+	return nil
+}
+
+// completeNames completes a positional name from the printer's list.
+func (a *app) completeNames(list func(context.Context, *labelprinter.Client) (map[string]json.RawMessage, error)) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveDefault
+		}
+		c, err := a.connect()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
+		defer cancel()
+		m, err := list(ctx, c)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		out := make([]cobra.Completion, 0, len(m))
+		for k := range m {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completePrinters reads printer names from the status, where the printer lists them.
+func (a *app) completePrinters(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	c, err := a.connect()
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 5*time.Second)
+	defer cancel()
+	status, err := c.Printers.Status(ctx)
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var st struct {
+		Printers []string `json:"printers"`
+	}
+	_ = json.Unmarshal(status.Raw, &st)
+	return st.Printers, cobra.ShellCompDirectiveNoFileComp
+}
