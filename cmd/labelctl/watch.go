@@ -170,7 +170,13 @@ func (a *app) printAndWait(cmd *cobra.Command, job *labelprinter.PrintJob) error
 	// One WaitPrinted per step of progress: each returns as soon as one more label shows.
 	var p labelprinter.PrintProgress
 	for p.Printed < n {
-		p, err = c.Printers.WaitPrinted(cmd.Context(), a.printer, *since, min(p.Printed+1, n), nil)
+		var q labelprinter.PrintProgress
+		q, err = c.Printers.WaitPrinted(cmd.Context(), a.printer, *since, min(p.Printed+1, n), nil)
+		// A step stopped before its first reading starts from nothing; what earlier steps
+		// counted still stands, so a Ctrl-C never reports fewer labels than were seen.
+		if q.Printed >= p.Printed {
+			p = q
+		}
 		if bar != nil {
 			_ = bar.Set64(min(p.Printed, n))
 		}

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -101,9 +104,45 @@ func TestPrintJobWait(t *testing.T) {
 	}
 }
 
+// TestPrintJobWaitInterrupted presses Ctrl-C while the poll after the one that saw the first
+// label is still unanswered: a front holds every counters read back once one has shown a
+// printed label, so the interruption lands on a fresh wait step every time.
 func TestPrintJobWaitInterrupted(t *testing.T) {
 	srv := startSim(t)
-	env := map[string]string{"LABELPRINTER_URL": srv.URL, "LABELPRINTER_PRINTER": "line1"}
+	seen := make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	saw := false
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		isCounters := r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/printCounters")
+		mu.Lock()
+		hold := isCounters && saw
+		mu.Unlock()
+		if hold {
+			once.Do(func() { close(seen) })
+			<-r.Context().Done()
+			return
+		}
+		rec := httptest.NewRecorder()
+		srv.Sim.ServeHTTP(rec, r)
+		if isCounters {
+			var pc struct {
+				PrintedLabels int64 `json:"printedLabels"`
+			}
+			if json.Unmarshal(rec.Body.Bytes(), &pc) == nil && pc.PrintedLabels > 0 {
+				mu.Lock()
+				saw = true
+				mu.Unlock()
+			}
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}))
+	t.Cleanup(front.Close)
+	env := map[string]string{"LABELPRINTER_URL": front.URL, "LABELPRINTER_PRINTER": "line1"}
 	cli(t, context.Background(), env, `{"format":3}`, "labels", "put", "L", "-").ok(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -112,14 +151,10 @@ func TestPrintJobWaitInterrupted(t *testing.T) {
 	if _, err := srv.Sim.PressTrigger("line1"); err != nil {
 		t.Fatal(err)
 	}
-	// Polls never overlap, so once a second poll has begun after the press, one that read the
-	// label has been answered; then Ctrl-C.
-	const route = "/api/v3/printers/{name}/printCounters"
-	after := srv.Sim.Requests("GET", route)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if srv.Sim.Requests("GET", route) >= after+2 {
-			break
-		}
+	select {
+	case <-seen:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no counters read after the first label")
 	}
 	cancel()
 	code := <-done
