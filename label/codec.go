@@ -1,0 +1,529 @@
+package label
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+)
+
+// This file holds the one rule for moving a property between its JSON and its Go field: every
+// type lists its properties once, by the maker's name, in fields(), and Parse, MarshalJSON and
+// Validate all read that list. A property whose JSON does not fit its field is kept in Extra,
+// byte for byte, and Validate names it.
+
+// field is one known property: its maker's name and a pointer to the Go field that holds it.
+type field struct {
+	name string
+	ptr  any // **float64, **int, **string, **bool, **Font, **Size, *[]float64, *[]App, *[]Object
+	dyn  bool
+}
+
+// lit keeps the literal of a number that float64 would change (more than 15 significant
+// digits), written back as long as the field still holds the value it was read as.
+type lit struct {
+	raw json.RawMessage
+	f   float64
+	fs  []float64
+}
+
+// props is what every type with properties offers the codec.
+type props interface {
+	fields() []field
+	extra() *map[string]json.RawMessage
+	literals() *map[string]lit
+}
+
+// decodeProps fills p from the JSON object m: known properties into their fields, anything else
+// (and a known property of the wrong shape) into Extra. path names the object in errors.
+func decodeProps(p props, m map[string]json.RawMessage, path string, skip string) error {
+	fs := p.fields()
+	for k, raw := range m {
+		if k == skip {
+			continue
+		}
+		f := lookup(fs, k)
+		if f == nil {
+			setExtra(p, k, raw)
+			continue
+		}
+		ok, err := decodeField(p, f, raw, path+"."+k)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			setExtra(p, k, raw)
+		}
+	}
+	return nil
+}
+
+func lookup(fs []field, name string) *field {
+	for i := range fs {
+		if fs[i].name == name {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+func setExtra(p props, k string, raw json.RawMessage) {
+	e := p.extra()
+	if *e == nil {
+		*e = make(map[string]json.RawMessage)
+	}
+	(*e)[k] = raw
+}
+
+func setLit(p props, k string, l lit) {
+	e := p.literals()
+	if *e == nil {
+		*e = make(map[string]lit)
+	}
+	(*e)[k] = l
+}
+
+// decodeField decodes raw into f. It reports false when raw does not have the field's shape;
+// an error only for children that are not an array of objects, which Parse refuses.
+func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, error) {
+	switch ptr := f.ptr.(type) {
+	case **float64:
+		v, exact, ok := decodeNumber(raw)
+		if !ok {
+			return false, nil
+		}
+		if !exact {
+			setLit(p, f.name, lit{raw: raw, f: v})
+		}
+		*ptr = &v
+	case **int:
+		v, ok := decodeInt(raw)
+		if !ok {
+			return false, nil
+		}
+		*ptr = &v
+	case **string:
+		v, ok := decodeString(raw)
+		if !ok {
+			return false, nil
+		}
+		*ptr = &v
+	case **bool:
+		switch string(raw) {
+		case "true":
+			v := true
+			*ptr = &v
+		case "false":
+			v := false
+			*ptr = &v
+		default:
+			return false, nil
+		}
+	case **Font:
+		m, ok := decodeObject(raw)
+		if !ok {
+			return false, nil
+		}
+		v := &Font{}
+		if err := decodeProps(v, m, path, ""); err != nil {
+			return false, err
+		}
+		*ptr = v
+	case **Size:
+		m, ok := decodeObject(raw)
+		if !ok {
+			return false, nil
+		}
+		v := &Size{}
+		if err := decodeProps(v, m, path, ""); err != nil {
+			return false, err
+		}
+		*ptr = v
+	case *[]float64:
+		var items []json.RawMessage
+		if !decodeArray(raw, &items) {
+			return false, nil
+		}
+		vs := make([]float64, len(items))
+		exact := true
+		for i, it := range items {
+			v, ex, ok := decodeNumber(it)
+			if !ok {
+				return false, nil
+			}
+			exact = exact && ex
+			vs[i] = v
+		}
+		if !exact {
+			setLit(p, f.name, lit{raw: raw, fs: append([]float64(nil), vs...)})
+		}
+		*ptr = vs
+	case *[]App:
+		apps, ok := decodeApps(raw)
+		if !ok {
+			return false, nil
+		}
+		*ptr = apps
+	case *[]Object:
+		var items []json.RawMessage
+		if !decodeArray(raw, &items) {
+			return false, fmt.Errorf("%s: must be an array of objects", path)
+		}
+		objs, err := decodeObjects(items, path)
+		if err != nil {
+			return false, err
+		}
+		*ptr = objs
+	default:
+		panic("label: field " + f.name + " has no codec")
+	}
+	return true, nil
+}
+
+func decodeObject(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, false
+	}
+	return m, true
+}
+
+func decodeArray(raw json.RawMessage, items *[]json.RawMessage) bool {
+	if len(raw) == 0 || raw[0] != '[' {
+		return false
+	}
+	return json.Unmarshal(raw, items) == nil
+}
+
+// decodeNumber reads a JSON number. exact is false when the float64 does not hold the
+// literal's value (more than 15 significant digits that the nearest float64 does not spell).
+func decodeNumber(raw json.RawMessage) (v float64, exact, ok bool) {
+	if len(raw) == 0 || !(raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
+		return 0, false, false
+	}
+	s := string(raw)
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		// Out of float64's range: not a number this package can hold; kept as written.
+		return 0, false, false
+	}
+	return v, numberExact(s, v), true
+}
+
+// numberExact reports whether v is exactly the decimal value of the literal s.
+func numberExact(s string, v float64) bool {
+	digits := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == 'e' || c == 'E' {
+			break
+		}
+		if c >= '0' && c <= '9' {
+			digits++
+		}
+	}
+	if digits <= 15 && len(s) < 24 {
+		return true // every decimal of at most 15 significant digits survives float64
+	}
+	a, ok1 := new(big.Rat).SetString(s)
+	b, ok2 := new(big.Rat).SetString(strconv.FormatFloat(v, 'g', -1, 64))
+	return ok1 && ok2 && a.Cmp(b) == 0
+}
+
+// decodeInt reads a JSON number holding an integer value, however it is spelled (3, 3.0, 3e0).
+func decodeInt(raw json.RawMessage) (int, bool) {
+	if n, err := strconv.Atoi(string(raw)); err == nil {
+		return n, true
+	}
+	v, exact, ok := decodeNumber(raw)
+	if !ok || !exact || v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+		return 0, false
+	}
+	return int(v), true
+}
+
+func decodeString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	plain := true
+	for _, c := range body {
+		if c == '\\' || c == '"' || c < 0x20 {
+			plain = false
+			break
+		}
+	}
+	if plain && utf8.Valid(body) {
+		return string(body), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// decodeApps reads apps in both documented forms: {"id":..,"value":..} and ["id", "value"].
+func decodeApps(raw json.RawMessage) ([]App, bool) {
+	var items []json.RawMessage
+	if !decodeArray(raw, &items) {
+		return nil, false
+	}
+	apps := make([]App, len(items))
+	for i, it := range items {
+		switch {
+		case len(it) > 0 && it[0] == '[':
+			var pair []json.RawMessage
+			if !decodeArray(it, &pair) || len(pair) != 2 {
+				return nil, false
+			}
+			id, ok1 := decodeString(pair[0])
+			val, ok2 := decodeString(pair[1])
+			if !ok1 || !ok2 {
+				return nil, false
+			}
+			apps[i] = App{ID: id, Value: val}
+		default:
+			m, ok := decodeObject(it)
+			if !ok {
+				return nil, false
+			}
+			a := &apps[i]
+			for k, v := range m {
+				switch k {
+				case "id", "value":
+					s, ok := decodeString(v)
+					if !ok {
+						return nil, false
+					}
+					if k == "id" {
+						a.ID = s
+					} else {
+						a.Value = s
+					}
+				default:
+					if a.Extra == nil {
+						a.Extra = make(map[string]json.RawMessage)
+					}
+					a.Extra[k] = v
+				}
+			}
+			if _, ok := m["id"]; !ok {
+				return nil, false
+			}
+			if _, ok := m["value"]; !ok {
+				return nil, false
+			}
+		}
+	}
+	return apps, true
+}
+
+// encodeProps writes p as a JSON object: typeName first when given, then the known properties
+// that are set, in fields() order, then Extra in key order.
+func encodeProps(b []byte, typeName string, p props) ([]byte, error) {
+	b = append(b, '{')
+	first := true
+	key := func(k string) {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendString(b, k)
+		b = append(b, ':')
+	}
+	if typeName != "" {
+		key("type")
+		b = appendString(b, typeName)
+	}
+	fs := p.fields()
+	lits := *p.literals()
+	var err error
+	set := make(map[string]bool, len(fs))
+	for i := range fs {
+		f := &fs[i]
+		switch ptr := f.ptr.(type) {
+		case **float64:
+			if *ptr == nil {
+				continue
+			}
+			key(f.name)
+			if l, ok := lits[f.name]; ok && l.fs == nil && math.Float64bits(l.f) == math.Float64bits(**ptr) {
+				b = append(b, l.raw...)
+			} else if b, err = appendFloat(b, **ptr, f.name); err != nil {
+				return nil, err
+			}
+		case **int:
+			if *ptr == nil {
+				continue
+			}
+			key(f.name)
+			b = strconv.AppendInt(b, int64(**ptr), 10)
+		case **string:
+			if *ptr == nil {
+				continue
+			}
+			key(f.name)
+			b = appendString(b, **ptr)
+		case **bool:
+			if *ptr == nil {
+				continue
+			}
+			key(f.name)
+			b = strconv.AppendBool(b, **ptr)
+		case **Font:
+			if *ptr == nil {
+				continue
+			}
+			key(f.name)
+			if b, err = encodeProps(b, "", *ptr); err != nil {
+				return nil, err
+			}
+		case **Size:
+			if *ptr == nil {
+				continue
+			}
+			key(f.name)
+			if b, err = encodeProps(b, "", *ptr); err != nil {
+				return nil, err
+			}
+		case *[]float64:
+			if *ptr == nil {
+				continue
+			}
+			key(f.name)
+			if l, ok := lits[f.name]; ok && l.fs != nil && floatsEqual(l.fs, *ptr) {
+				b = append(b, l.raw...)
+				break
+			}
+			b = append(b, '[')
+			for j, v := range *ptr {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				if b, err = appendFloat(b, v, fmt.Sprintf("%s[%d]", f.name, j)); err != nil {
+					return nil, err
+				}
+			}
+			b = append(b, ']')
+		case *[]App:
+			if *ptr == nil {
+				continue
+			}
+			key(f.name)
+			b = append(b, '[')
+			for j := range *ptr {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				if b, err = (*ptr)[j].appendJSON(b); err != nil {
+					return nil, err
+				}
+			}
+			b = append(b, ']')
+		case *[]Object:
+			if *ptr == nil {
+				continue
+			}
+			key(f.name)
+			if b, err = appendObjects(b, *ptr, f.name); err != nil {
+				return nil, err
+			}
+		}
+		set[f.name] = true
+	}
+	extra := *p.extra()
+	if len(extra) > 0 {
+		keys := make([]string, 0, len(extra))
+		for k := range extra {
+			// A typed field that is set wins over an Extra entry of the same name.
+			if !set[k] && !(typeName != "" && k == "type") {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := extra[k]
+			if !json.Valid(v) {
+				return nil, fmt.Errorf("label: %s: Extra holds invalid JSON", k)
+			}
+			key(k)
+			b = append(b, v...)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendObjects(b []byte, objs []Object, name string) ([]byte, error) {
+	b = append(b, '[')
+	for j, o := range objs {
+		if j > 0 {
+			b = append(b, ',')
+		}
+		if o == nil {
+			return nil, fmt.Errorf("label: %s[%d] is nil", name, j)
+		}
+		ob, err := o.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, ob...)
+	}
+	return append(b, ']'), nil
+}
+
+func floatsEqual(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendFloat writes f the way encoding/json does; NaN and infinities have no JSON spelling.
+func appendFloat(b []byte, f float64, name string) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("label: %s: %v has no JSON spelling", name, f)
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	return strconv.AppendFloat(b, f, format, -1, 64), nil
+}
+
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(s) // a string always encodes
+			return append(b, bytes.TrimRight(buf.Bytes(), "\n")...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

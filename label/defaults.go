@@ -1,0 +1,24 @@
+package label
+
+// The documented defaults of optional properties, for [Or]: Or(c.BarRatio, DefaultBarRatio).
+const (
+	// DefaultModuleDots is the module size, in printer dots, of a DataMatrix or GS1 QR Code
+	// whose label leaves moduleSize out (the pages' "5 mm" read as dots; see the package doc).
+	DefaultModuleDots = 5
+	// DefaultBarRatio is Code39's and ITF's wide-to-narrow bar ratio.
+	DefaultBarRatio = 2.5
+	// DefaultLineWidth is a PolyLine's line width.
+	DefaultLineWidth = 1.0
+	// DefaultColor is the colour of PolyLine lines, PDF417 bars and 2D modules.
+	DefaultColor = "black"
+	// DefaultFontWidth is a Font's horizontal stretch factor.
+	DefaultFontWidth = 1.0
+	// DefaultEncoding is Code128's code set choice.
+	DefaultEncoding = "AUTO"
+	// DefaultStyleFormat is a Text's style format.
+	DefaultStyleFormat = "NONE"
+	// DefaultECCLevel is a GS1 QR Code's error-correction level.
+	DefaultECCLevel = "L"
+	// DefaultStretch is a label's stretch: none.
+	DefaultStretch = 1.0
+)
