@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/big"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -43,7 +43,7 @@ type props interface {
 func decodeProps(p props, m map[string]json.RawMessage, path string, skip string) error {
 	fs := p.fields()
 	for k, raw := range m {
-		if k == skip {
+		if skip != "" && k == skip {
 			continue
 		}
 		f := lookup(fs, k)
@@ -232,9 +232,56 @@ func numberExact(s string, v float64) bool {
 	if digits <= 15 && len(s) < 24 {
 		return true // every decimal of at most 15 significant digits survives float64
 	}
-	a, ok1 := new(big.Rat).SetString(s)
-	b, ok2 := new(big.Rat).SetString(strconv.FormatFloat(v, 'g', -1, 64))
-	return ok1 && ok2 && a.Cmp(b) == 0
+	return sameDecimal(s, strconv.FormatFloat(v, 'e', -1, 64))
+}
+
+// sameDecimal reports whether two JSON number literals have the same value, in time linear in
+// their length (a big.Rat would compute 10^exponent).
+func sameDecimal(a, b string) bool {
+	da, ea, na := normDecimal(a)
+	db, eb, nb := normDecimal(b)
+	if da == "" || db == "" {
+		return da == db // zero, whatever its sign
+	}
+	return da == db && ea == eb && na == nb
+}
+
+// normDecimal returns the significant digits of a JSON number without leading or trailing
+// zeros, the exponent that makes them 0.DIGITS x 10^exp, and the sign. The exponent saturates
+// far beyond float64's range.
+func normDecimal(s string) (digits string, exp int64, neg bool) {
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	}
+	mant, expPart := s, ""
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, expPart = s[:i], s[i+1:]
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	all := intPart + frac
+	exp = int64(len(intPart))
+	lead := 0
+	for lead < len(all) && all[lead] == '0' {
+		lead++
+	}
+	all = strings.TrimRight(all[lead:], "0")
+	exp -= int64(lead)
+	var e int64
+	eneg := false
+	if strings.HasPrefix(expPart, "-") {
+		eneg, expPart = true, expPart[1:]
+	} else {
+		expPart = strings.TrimPrefix(expPart, "+")
+	}
+	for i := 0; i < len(expPart); i++ {
+		if e < 1<<40 {
+			e = e*10 + int64(expPart[i]-'0')
+		}
+	}
+	if eneg {
+		e = -e
+	}
+	return all, exp + e, neg
 }
 
 // decodeInt reads a JSON number holding an integer value, however it is spelled (3, 3.0, 3e0).

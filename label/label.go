@@ -81,7 +81,7 @@ func (l *Label) UnmarshalJSON(data []byte) error {
 // kept, and a known property of the wrong shape is kept as written and reported by
 // [Label.Validate], so that writing the label back loses nothing.
 func Parse(data []byte) (*Label, error) {
-	data = bytes.TrimSpace(data)
+	data = bytes.TrimLeft(data, " \t\r\n")
 	if len(data) == 0 || data[0] != '{' {
 		return nil, errors.New("label: not a JSON object")
 	}
