@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzParseRoundTrip: whatever Parse accepts is written back semantically equal to the input,
@@ -44,6 +46,32 @@ func FuzzParseRoundTrip(f *testing.F) {
 		}
 		if !bytes.Equal(out, out2) {
 			t.Fatalf("second round differs:\n%s\n%s", out, out2)
+		}
+	})
+}
+
+// FuzzExpand: Expand never panics or hangs, leaves text without braces alone, and reports
+// exactly when it leaves a code unfilled.
+func FuzzExpand(f *testing.F) {
+	for _, s := range []string{"{YEAR}", "{TIME;{YEAR}-{MONTH};+20weeks-1day}", "{COUNTER;C;WIDTH=3;FORMAT={#2;A;B}}",
+		"{{SKU}}", "{VARIABLE;{VARIABLE;v}}", "{COUNTER;C;FORMAT=#01}", "{SHIFTCODE;S}", "a}{", "{TIME;x;+999999years}"} {
+		f.Add(s)
+	}
+	env := &Env{
+		Clock:      func() time.Time { return time.Date(2024, 2, 29, 23, 59, 0, 0, time.UTC) },
+		Variables:  map[string]string{"v": "v", "w": "{YEAR}"},
+		Counters:   map[string]int64{"C": 7, "N": -5},
+		ShiftCodes: map[string][]Shift{"S": {{Start: 0, Code: "X"}}},
+		Row:        map[string]string{"SKU": "1"},
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := Expand(s, env)
+		if !strings.ContainsAny(s, "{}") && (got != s || err != nil) {
+			t.Fatalf("Expand(%q) = %q, %v", s, got, err)
+		}
+		again, err2 := Expand(s, env)
+		if again != got || (err == nil) != (err2 == nil) {
+			t.Fatalf("Expand(%q) is not deterministic", s)
 		}
 	})
 }
