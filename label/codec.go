@@ -38,28 +38,72 @@ type props interface {
 	literals() *map[string]lit
 }
 
-// decodeProps fills p from the JSON object m: known properties into their fields, anything else
-// (and a known property of the wrong shape) into Extra. path names the object in errors.
-func decodeProps(p props, m map[string]json.RawMessage, path string, skip string) error {
+// decodeProps fills p from the JSON object raw: known properties into their fields, anything
+// else (and a known property of the wrong shape) into Extra; as encoding/json does, the last
+// of two members of one name wins. path names the object in errors; skip is a member the
+// caller has read.
+func decodeProps(p props, raw []byte, path string, skip string) (bool, error) {
 	fs := p.fields()
-	for k, raw := range m {
+	var err error
+	ok := eachMember(raw, func(key, val []byte) bool {
+		k, ok := keyString(key)
+		if !ok {
+			return false
+		}
 		if skip != "" && k == skip {
-			continue
+			return true
 		}
 		f := lookup(fs, k)
 		if f == nil {
-			setExtra(p, k, raw)
-			continue
+			setExtra(p, k, val)
+			return true
 		}
-		ok, err := decodeField(p, f, raw, path+"."+k)
-		if err != nil {
-			return err
+		fit, ferr := decodeField(p, f, val, path)
+		if ferr != nil {
+			err = ferr
+			return false
 		}
-		if !ok {
-			setExtra(p, k, raw)
+		if fit {
+			delete(*p.extra(), f.name)
+		} else {
+			clearField(f.ptr)
+			setExtra(p, f.name, val)
 		}
+		return true
+	})
+	if err != nil {
+		return false, err
 	}
-	return nil
+	return ok, nil
+}
+
+// keyString returns a member's name from its quoted JSON; the names this package knows hold no
+// escapes, so the common case costs no decoding.
+func keyString(key []byte) (string, bool) {
+	return decodeString(key)
+}
+
+func clearField(ptr any) {
+	switch p := ptr.(type) {
+	case **float64:
+		*p = nil
+	case **int:
+		*p = nil
+	case **string:
+		*p = nil
+	case **bool:
+		*p = nil
+	case **Font:
+		*p = nil
+	case **Size:
+		*p = nil
+	case *[]float64:
+		*p = nil
+	case *[]App:
+		*p = nil
+	case *[]Object:
+		*p = nil
+	}
 }
 
 func lookup(fs []field, name string) *field {
@@ -76,7 +120,7 @@ func setExtra(p props, k string, raw json.RawMessage) {
 	if *e == nil {
 		*e = make(map[string]json.RawMessage)
 	}
-	(*e)[k] = raw
+	(*e)[k] = append(json.RawMessage(nil), raw...) // raw is a slice of the caller's bytes
 }
 
 func setLit(p props, k string, l lit) {
@@ -89,7 +133,7 @@ func setLit(p props, k string, l lit) {
 
 // decodeField decodes raw into f. It reports false when raw does not have the field's shape;
 // an error only for children that are not an array of objects, which Parse refuses.
-func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, error) {
+func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, error) { // path: the object's
 	switch ptr := f.ptr.(type) {
 	case **float64:
 		v, exact, ok := decodeNumber(raw)
@@ -97,7 +141,9 @@ func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, err
 			return false, nil
 		}
 		if !exact {
-			setLit(p, f.name, lit{raw: raw, f: v})
+			setLit(p, f.name, lit{raw: append(json.RawMessage(nil), raw...), f: v})
+		} else {
+			delete(*p.literals(), f.name)
 		}
 		*ptr = &v
 	case **int:
@@ -124,22 +170,14 @@ func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, err
 			return false, nil
 		}
 	case **Font:
-		m, ok := decodeObject(raw)
-		if !ok {
-			return false, nil
-		}
 		v := &Font{}
-		if err := decodeProps(v, m, path, ""); err != nil {
+		if ok, err := decodeProps(v, raw, "", ""); !ok || err != nil {
 			return false, err
 		}
 		*ptr = v
 	case **Size:
-		m, ok := decodeObject(raw)
-		if !ok {
-			return false, nil
-		}
 		v := &Size{}
-		if err := decodeProps(v, m, path, ""); err != nil {
+		if ok, err := decodeProps(v, raw, "", ""); !ok || err != nil {
 			return false, err
 		}
 		*ptr = v
@@ -159,7 +197,9 @@ func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, err
 			vs[i] = v
 		}
 		if !exact {
-			setLit(p, f.name, lit{raw: raw, fs: append([]float64(nil), vs...)})
+			setLit(p, f.name, lit{raw: append(json.RawMessage(nil), raw...), fs: append([]float64(nil), vs...)})
+		} else {
+			delete(*p.literals(), f.name)
 		}
 		*ptr = vs
 	case *[]App:
@@ -169,6 +209,7 @@ func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, err
 		}
 		*ptr = apps
 	case *[]Object:
+		path = join(path, f.name)
 		var items []json.RawMessage
 		if !decodeArray(raw, &items) {
 			return false, fmt.Errorf("%s: must be an array of objects", path)
@@ -184,22 +225,162 @@ func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, err
 	return true, nil
 }
 
-func decodeObject(raw json.RawMessage) (map[string]json.RawMessage, bool) {
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return nil, false
-	}
-	return m, true
-}
-
-func decodeArray(raw json.RawMessage, items *[]json.RawMessage) bool {
-	if len(raw) == 0 || raw[0] != '[' {
+// eachMember calls fn with the quoted name and the value of each member of the JSON object raw,
+// in order, until fn returns false; the slices are raw's. raw is valid JSON (Parse checks the
+// whole label once); on anything else eachMember reports false and never panics.
+func eachMember(raw []byte, fn func(key, val []byte) bool) bool {
+	i := skipWS(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
 		return false
 	}
-	return json.Unmarshal(raw, items) == nil
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return true
+	}
+	for i < len(raw) {
+		if raw[i] != '"' {
+			return false
+		}
+		ke := skipValue(raw, i)
+		if ke < 0 {
+			return false
+		}
+		key := raw[i:ke]
+		i = skipWS(raw, ke)
+		if i >= len(raw) || raw[i] != ':' {
+			return false
+		}
+		vs := skipWS(raw, i+1)
+		ve := skipValue(raw, vs)
+		if ve < 0 {
+			return false
+		}
+		if !fn(key, raw[vs:ve:ve]) {
+			return false
+		}
+		i = skipWS(raw, ve)
+		if i >= len(raw) {
+			return false
+		}
+		if raw[i] == '}' {
+			return true
+		}
+		if raw[i] != ',' {
+			return false
+		}
+		i = skipWS(raw, i+1)
+	}
+	return false
+}
+
+// decodeObject splits a JSON object into its members (the last of one name wins).
+func decodeObject(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+	m := make(map[string]json.RawMessage, 8)
+	ok := eachMember(raw, func(key, val []byte) bool {
+		k, ok := decodeString(key)
+		m[k] = val
+		return ok
+	})
+	return m, ok
+}
+
+// decodeArray splits a JSON array into its elements, slices of raw; like decodeObject it
+// trusts raw to be valid JSON and never panics when it is not.
+func decodeArray(raw json.RawMessage, items *[]json.RawMessage) bool {
+	i := skipWS(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return false
+	}
+	out := (*items)[:0]
+	if out == nil {
+		out = make([]json.RawMessage, 0, 8)
+	}
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		*items = out
+		return true
+	}
+	for i < len(raw) {
+		e := skipValue(raw, i)
+		if e < 0 {
+			return false
+		}
+		out = append(out, raw[i:e:e])
+		i = skipWS(raw, e)
+		if i >= len(raw) {
+			return false
+		}
+		if raw[i] == ']' {
+			*items = out
+			return true
+		}
+		if raw[i] != ',' {
+			return false
+		}
+		i = skipWS(raw, i+1)
+	}
+	return false
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the JSON value that starts at b[i], or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				if i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	default:
+		j := i
+		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' && b[j] != ':' {
+			j++
+		}
+		if j == i {
+			return -1
+		}
+		return j
+	}
+}
+
+// skipString returns the index just past the string that starts at b[i], or -1.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
 }
 
 // decodeNumber reads a JSON number. exact is false when the float64 does not hold the
@@ -360,7 +541,7 @@ func decodeApps(raw json.RawMessage) ([]App, bool) {
 					if a.Extra == nil {
 						a.Extra = make(map[string]json.RawMessage)
 					}
-					a.Extra[k] = v
+					a.Extra[k] = append(json.RawMessage(nil), v...)
 				}
 			}
 			if _, ok := m["id"]; !ok {

@@ -85,25 +85,18 @@ func Parse(data []byte) (*Label, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return nil, errors.New("label: not a JSON object")
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v) // for the decoder's message and offset
 		return nil, fmt.Errorf("label: %w", err)
 	}
 	l := &Label{}
-	if raw, ok := m["objs"]; ok {
-		// objs is read here rather than by decodeProps so that its path has no leading dot.
-		var items []json.RawMessage
-		if !decodeArray(raw, &items) {
-			return nil, errors.New("label: objs: must be an array of objects")
-		}
-		objs, err := decodeObjects(items, "objs")
-		if err != nil {
-			return nil, fmt.Errorf("label: %w", err)
-		}
-		l.Objs = objs
-	}
-	if err := decodeProps(l, m, "", "objs"); err != nil {
+	ok, err := decodeProps(l, data, "", "")
+	if err != nil {
 		return nil, fmt.Errorf("label: %w", err)
+	}
+	if !ok {
+		return nil, errors.New("label: not a JSON object")
 	}
 	return l, nil
 }
@@ -112,21 +105,31 @@ func Parse(data []byte) (*Label, error) {
 func decodeObjects(items []json.RawMessage, path string) ([]Object, error) {
 	objs := make([]Object, len(items))
 	for i, raw := range items {
-		p := path + "[" + strconv.Itoa(i) + "]"
-		m, ok := decodeObject(raw)
-		if !ok {
-			return nil, fmt.Errorf("%s: must be an object", p)
+		var typ []byte
+		isObj := eachMember(raw, func(key, val []byte) bool {
+			if k, _ := keyString(key); k == "type" {
+				typ = val // the last "type" wins, as it does for encoding/json
+			}
+			return true
+		})
+		if !isObj {
+			return nil, fmt.Errorf("%s[%d]: must be an object", path, i)
 		}
-		var typ string
-		if t, ok := m["type"]; ok {
-			typ, _ = decodeString(t)
+		var o Object
+		if typ != nil {
+			if name, ok := decodeString(typ); ok {
+				o = newObject(name)
+			}
 		}
-		o := newObject(typ)
 		if o == nil {
 			objs[i] = &Unknown{Raw: append(json.RawMessage(nil), raw...)}
 			continue
 		}
-		if err := decodeProps(o.(props), m, p, "type"); err != nil {
+		p := ""
+		if _, ok := o.(*Group); ok {
+			p = path + "[" + strconv.Itoa(i) + "]" // only a group's children can fail
+		}
+		if _, err := decodeProps(o.(props), raw, p, "type"); err != nil {
 			return nil, err
 		}
 		objs[i] = o

@@ -120,7 +120,7 @@ func roundTrip(t *testing.T, data []byte) *Label {
 	return l
 }
 
-func readFile(t *testing.T, name string) []byte {
+func readFile(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
