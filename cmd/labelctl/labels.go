@@ -107,6 +107,9 @@ func (a *app) lintLabel(what string, body []byte) error {
 		Path string `json:"path"`
 		Msg  string `json:"msg"`
 	}
+	if what == "-" {
+		what = "the label on stdin"
+	}
 	var ps []problem
 	l, err := label.Parse(body)
 	if err != nil {
