@@ -330,3 +330,31 @@ func TestValidateGoValues(t *testing.T) {
 		t.Error("a NaN height marshals")
 	}
 }
+
+// TestBracesInEveryDynProperty: every property that may hold dynamic text has its braces
+// checked, the colours of rectangles, bitmaps and the label included.
+func TestBracesInEveryDynProperty(t *testing.T) {
+	l, err := Parse([]byte(`{"format":3,"width":1,"height":1,"bgColor":"{a","objs":[
+		{"type":"Rect","fillColor":"}"},
+		{"type":"StaticBitmap","bitmap":"","width":1,"height":1,"fgColor":"{","bgColor":"{{x}"},
+		{"type":"PolyLine","points":[0,0,1,1],"color":"{"},
+		{"type":"DataMatrix","text":"{x","color":"{"},
+		{"type":"GS1-128","barHeight":1,"apps":[["01","{x"]]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := problemStrings(l)
+	want := []string{
+		"bgColor: dynamic text has 1 unclosed {",
+		"objs[0].fillColor: dynamic text has a } without { at byte 0",
+		"objs[1].fgColor: dynamic text has 1 unclosed {",
+		"objs[1].bgColor: dynamic text has 1 unclosed {",
+		"objs[2].color: dynamic text has 1 unclosed {",
+		"objs[3].text: dynamic text has 1 unclosed {",
+		"objs[3].color: dynamic text has 1 unclosed {",
+		"objs[4].apps[0].value: dynamic text has 1 unclosed {",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
