@@ -210,6 +210,9 @@ func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, err
 		*ptr = apps
 	case *[]Object:
 		path = join(path, f.name)
+		if strings.Count(path, ".children") > MaxGroupDepth {
+			return false, fmt.Errorf("%s: groups nest deeper than %d levels", path, MaxGroupDepth)
+		}
 		var items []json.RawMessage
 		if !decodeArray(raw, &items) {
 			return false, fmt.Errorf("%s: must be an array of objects", path)
@@ -699,11 +702,17 @@ func appendObjects(b []byte, objs []Object, name string) ([]byte, error) {
 		if o == nil {
 			return nil, fmt.Errorf("label: %s[%d] is nil", name, j)
 		}
-		ob, err := o.MarshalJSON()
+		var err error
+		if p, ok := o.(props); ok {
+			b, err = encodeProps(b, o.Type(), p) // in place: nested groups are not copied at each level
+		} else {
+			var ob []byte
+			ob, err = o.MarshalJSON()
+			b = append(b, ob...)
+		}
 		if err != nil {
 			return nil, err
 		}
-		b = append(b, ob...)
 	}
 	return append(b, ']'), nil
 }

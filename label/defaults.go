@@ -1,5 +1,10 @@
 package label
 
+// MaxGroupDepth is how deep Parse lets ObjectGroups nest (objs[0].children[0].children[0]...
+// counts 2): a label nested deeper is refused, since reading it would cost time quadratic in
+// its depth, and no printer's editor nests groups that far.
+const MaxGroupDepth = 64
+
 // The documented defaults of optional properties, for [Or]: Or(c.BarRatio, DefaultBarRatio).
 const (
 	// DefaultModuleDots is the module size, in printer dots, of a DataMatrix or GS1 QR Code

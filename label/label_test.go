@@ -358,3 +358,18 @@ func TestBracesInEveryDynProperty(t *testing.T) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 }
+
+// TestGroupDepth: groups nest up to MaxGroupDepth levels and round-trip; deeper is refused
+// by name, so that a hostile label cannot make Parse quadratic.
+func TestGroupDepth(t *testing.T) {
+	nest := func(d int) []byte {
+		return []byte(`{"objs":[` + strings.Repeat(`{"type":"ObjectGroup","children":[`, d) + `{"type":"Text","text":"deep"}` + strings.Repeat(`]}`, d) + `]}`)
+	}
+	roundTrip(t, nest(MaxGroupDepth))
+	for _, d := range []int{MaxGroupDepth + 1, 4000} {
+		_, err := Parse(nest(d))
+		if err == nil || !strings.Contains(err.Error(), "groups nest deeper than 64 levels") || !strings.HasPrefix(err.Error(), "label: objs[0].children[0].children") {
+			t.Errorf("depth %d: %v", d, err)
+		}
+	}
+}
