@@ -27,3 +27,13 @@ const (
 	// DefaultStretch is a label's stretch: none.
 	DefaultStretch = 1.0
 )
+
+// ModuleMM returns the module size in mm of a DataMatrix or GS1 QR Code printed at dpi: the
+// label's moduleSize when it sets one, else DefaultModuleDots printer dots (see the package
+// doc for why the pages' default is read as dots).
+func ModuleMM(moduleSize *float64, dpi float64) float64 {
+	if moduleSize != nil {
+		return *moduleSize
+	}
+	return DefaultModuleDots * 25.4 / dpi
+}

@@ -25,13 +25,15 @@
 // the wrong shape (a DataMatrix size given as a number): [Label.Validate] reports it. A number
 // keeps its value: one that float64 would change (more than 15 significant digits) is written
 // back as it was read as long as its field is not changed. apps entries are read as
-// {"id":..,"value":..} or ["id",".."] and written as objects. margin stays margin.
+// {"id":..,"value":..} or ["id",".."] and written as objects. margin stays margin. The one
+// limit: groups nest at most [MaxGroupDepth] levels.
 //
 // # What the maker's pages leave open, and how this package reads it
 //
 //   - moduleSize (DataMatrix, GS1 QR Code): the pages give a default of 5 "mm", which would make
 //     a 125 mm symbol. This package reads an absent moduleSize as 5 printer dots
-//     ([DefaultModuleDots]: 0.42 mm at 300 dpi) and a moduleSize the label sets as millimetres.
+//     ([DefaultModuleDots]: 0.42 mm at 300 dpi) and a moduleSize the label sets as millimetres
+//     ([ModuleMM]).
 //   - Position anchor: x and y (mm) place the point of the object's box named by hAnchor
 //     (LEFT, CENTER, RIGHT) and vAnchor (TOP, CENTER, BOTTOM); absent, LEFT and TOP: x, y is
 //     the top-left corner. Only CENTER is seen on the pages, so other anchor values are kept

@@ -373,3 +373,13 @@ func TestGroupDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestModuleMM: a label's moduleSize wins; without one the module is 5 dots.
+func TestModuleMM(t *testing.T) {
+	if got := ModuleMM(nil, 300); got < 0.4233 || got > 0.4234 {
+		t.Errorf("default at 300 dpi: %v mm", got)
+	}
+	if got := ModuleMM(Ptr(0.5), 300); got != 0.5 {
+		t.Errorf("set: %v", got)
+	}
+}
