@@ -1,6 +1,7 @@
 package label
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -157,5 +158,42 @@ func BenchmarkExpandStringsReplacer(b *testing.B) {
 		t := now.AddDate(0, 0, 140)
 		r := strings.NewReplacer("{DAYOFMONTH}", t.Format("02"), "{MONTH}", t.Format("01"), "{YEAR}", t.Format("2006"), "{LOT}", "000042", "{LINE}", "3")
 		_ = r.Replace(text)
+	}
+}
+
+// TestFill: Fill fills every dynamic property of a copy at one moment, names what it could
+// not fill, and leaves the label as it was; the filled copy's check digits are checked.
+func TestFill(t *testing.T) {
+	l, err := Parse([]byte(`{"format":3,"width":50,"height":30,"bgColor":"{VARIABLE;Bg}","objs":[
+		{"type":"ObjectGroup","children":[{"type":"EAN-13","text":"{VARIABLE;Gtin}","barHeight":10,"zz":"{YEAR}"}]},
+		{"type":"GS1-128","barHeight":10,"apps":[{"id":"10","value":"L{DAYOFYEAR}"},{"id":"21","value":"{COUNTER;Nope}"}]},
+		{"type":"Ellipse","text":"{YEAR}"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Clock: clockAt("2024-10-04T10:30:00Z"), Variables: map[string]string{"Bg": "white", "Gtin": "9501101530004"}}
+	c, err := l.Fill(env)
+	var got []string
+	for _, p := range ProblemsOf(err) {
+		got = append(got, p.Error())
+	}
+	if len(got) != 1 || got[0] != "objs[1].apps[1].value: {COUNTER;Nope} at byte 0: no counter Nope" {
+		t.Errorf("problems %q", got)
+	}
+	if *c.BgColor != "white" || c.Objs[1].(*GS1128).Apps[0].Value != "L278" {
+		t.Errorf("filled %s, %s", *c.BgColor, c.Objs[1].(*GS1128).Apps[0].Value)
+	}
+	out, _ := json.Marshal(c)
+	if !strings.Contains(string(out), `"zz":"{YEAR}"`) || !strings.Contains(string(out), `{"type":"Ellipse","text":"{YEAR}"}`) {
+		t.Errorf("unknown content was filled: %s", out)
+	}
+	if *l.BgColor != "{VARIABLE;Bg}" {
+		t.Error("Fill changed the label")
+	}
+	if l.Validate() != nil {
+		t.Errorf("the dynamic label: %v", l.Validate())
+	}
+	if ps := ProblemsOf(c.Validate()); len(ps) != 1 || ps[0].Error() != "objs[0].children[0].text: check digit is 4, must be 3" {
+		t.Errorf("the filled label: %v", ps)
 	}
 }
