@@ -51,6 +51,7 @@
 //
 // [Expand] fills dynamic text ({YEAR}, {TIME;...;+20weeks}, {COUNTER;Serial;WIDTH=6},
 // {SHIFTCODE;Shift}, {VARIABLE;Name}) from an [Env]. Validate checks that the braces of every
-// property that may hold dynamic text balance; a GS1 value holding dynamic text is checked
-// once filled, so Validate leaves it to the printer.
+// property that may hold dynamic text balance, and checks a value holding dynamic text (a GS1
+// value, EAN-13 data) once filled: [Label.Fill] returns a copy filled from an Env, which
+// Validate then checks as it will print.
 package label
