@@ -103,6 +103,10 @@
 //   - Package [github.com/labelprinter/go-labelprinter/printersim] is a printer in memory: the
 //     whole contract over real HTTP on loopback, with faults injected on purpose, for tests
 //     and demos that need no printer.
+//   - Package [github.com/labelprinter/go-labelprinter/label] is the maker's label format 3 as
+//     Go types: [LabelsService.Put] takes a *label.Label (any json.Marshaler), and
+//     label.Validate names every problem (a missing barHeight, a wrong GTIN check digit) before
+//     anything is sent.
 //   - Package [github.com/labelprinter/go-labelprinter/outbox] keeps print orders in a local
 //     file until the printer has them: they survive a crash, and none is sent twice.
 //   - Command labelctl (cmd/labelctl) does every operation from the command line: print, watch,

@@ -36,7 +36,10 @@ func (s *LabelsService) Get(ctx context.Context, name string) (json.RawMessage, 
 }
 
 // Put creates or replaces the label called name (PUT /api/v3/labels/{name}). A json.RawMessage
-// or []byte label is sent verbatim and must be valid JSON; any other value is marshalled.
+// or []byte label is sent verbatim and must be valid JSON; any other value is marshalled: a
+// json.Marshaler such as a *label.Label of package
+// github.com/labelprinter/go-labelprinter/label (which the SDK does not import), or a map or
+// struct. A value that fails to marshal or marshals to null is refused before anything is sent.
 func (s *LabelsService) Put(ctx context.Context, name string, label any) error {
 	const op = "Labels.Put"
 	esc, err := escapeName(op, "label", name)

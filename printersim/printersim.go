@@ -29,10 +29,15 @@
 //   - A table is {"columns": ["SKU", ...], "rows": [["S12-342C", ...], ...]}; columns have
 //     distinct, non-empty names; cells are strings, numbers, booleans or null, and every row
 //     has one cell per column.
-//   - Dynamic text: in a simulation with tableName, keyColumn and key (all three or none,
-//     none of them empty), and when a job prints
-//     a table row, every "{{Column}}" inside a string of the label is replaced with the row's
-//     cell. The simulation answers the label object with the text filled in.
+//   - Dynamic text: a simulation, and every label a trigger prints, fills the dynamic text of
+//     every string of the label by the maker's grammar (package label's Expand: {YEAR},
+//     {TIME;...;+20weeks}, ...) at the simulator's clock. "{{Column}}" is a table column: that
+//     is this simulator's own convention (how the maker's labels name a column is not
+//     documented); it is filled from the row of a simulation with tableName, keyColumn and key
+//     (all three or none, none of them empty) or of a table job, and left as written without
+//     a row. Codes it cannot fill (counters, variables and shift codes, which the simulator
+//     does not keep) stay as written. The simulation answers the label object filled in;
+//     LastPrinted returns the last label a printer printed, filled in.
 //   - Images: raw PNG, JPEG and TIFF bodies, or the JSON form {"data": base64, "intent": ...}
 //     holding PNG, JPEG, TIFF or NetPBM. The body's intent wins over the intent query. Width
 //     and height in millimetres assume 300 dpi. An image is PROCESSING for the configured
@@ -92,6 +97,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/labelprinter/go-labelprinter/label"
 )
 
 // Clock gives the simulator its time, so tests can drive image processing and history.
@@ -407,6 +414,19 @@ func (s *Simulator) PrintEvents(printerName string) []time.Time {
 	return nil
 }
 
+// LastPrinted returns the last label a printer printed, with its dynamic text filled as it
+// was printed (at the simulator's clock, from the job's table row), and false when the printer
+// is unknown or has printed nothing since it started.
+func (s *Simulator) LastPrinted(printerName string) (json.RawMessage, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.printers[printerName]
+	if !ok || p.printed == nil {
+		return nil, false
+	}
+	return slices.Clone(p.printed), true
+}
+
 // Label returns a stored label, and false when there is none.
 func (s *Simulator) Label(name string) (json.RawMessage, bool) {
 	s.mu.Lock()
@@ -494,11 +514,40 @@ func readJSONObject(w http.ResponseWriter, r *http.Request) (json.RawMessage, bo
 		return nil, false
 	}
 	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
-		writeError(w, http.StatusBadRequest, "body must be a JSON object")
+	if msg := notJSONObject(b); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
 		return nil, false
 	}
 	return json.RawMessage(b), true
+}
+
+// notJSONObject names what keeps b from being a JSON object, or returns "".
+func notJSONObject(b []byte) string {
+	if len(b) == 0 {
+		return "body must be a JSON object, not empty"
+	}
+	if !json.Valid(b) {
+		var v any
+		err := json.Unmarshal(b, &v)
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return fmt.Sprintf("body must be a JSON object: invalid JSON at byte %d: %v", se.Offset, err)
+		}
+		return fmt.Sprintf("body must be a JSON object: invalid JSON: %v", err)
+	}
+	switch b[0] {
+	case '{':
+		return ""
+	case '[':
+		return "body must be a JSON object, not an array"
+	case '"':
+		return "body must be a JSON object, not a string"
+	case 't', 'f':
+		return "body must be a JSON object, not a boolean"
+	case 'n':
+		return "body must be a JSON object, not null"
+	}
+	return "body must be a JSON object, not a number"
 }
 
 // --- labels ---
@@ -588,8 +637,9 @@ func (s *Simulator) simulate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no label "+strconv.Quote(name))
 		return
 	}
+	now := s.cfg.clock.Now()
 	if set == 0 {
-		writeRaw(w, label)
+		writeRaw(w, fillLabel(label, now, nil))
 		return
 	}
 	t, ok := s.tables[tableName]
@@ -607,25 +657,34 @@ func (s *Simulator) simulate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no row with %s=%q in table %q", keyColumn, key, tableName))
 		return
 	}
-	writeRaw(w, fillLabel(label, t, row))
+	writeRaw(w, fillLabel(label, now, t.rowMap(row)))
 }
 
-// fillLabel replaces every "{{Column}}" inside the label's strings with the row's cells.
-func fillLabel(label json.RawMessage, t *table, row int) json.RawMessage {
+// fillLabel fills the dynamic text of every string inside the label by the SDK's one rule,
+// label.Expand, at now, with row (column name to cell; nil without a table row) for
+// "{{Column}}", the simulator's own table convention. What cannot be filled stays as written,
+// as on the printer. A label without any dynamic text is returned byte for byte.
+func fillLabel(raw json.RawMessage, now time.Time, row map[string]string) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // numbers keep their value and spelling
 	var v any
-	if json.Unmarshal(label, &v) != nil {
-		return label
+	if dec.Decode(&v) != nil {
+		return raw
 	}
-	pairs := make([]string, 0, 2*len(t.Columns))
-	for i, c := range t.Columns {
-		pairs = append(pairs, "{{"+c+"}}", t.cell(row, i))
-	}
-	repl := strings.NewReplacer(pairs...)
+	env := &label.Env{Clock: func() time.Time { return now }, Row: row}
+	changed := false
 	var walk func(any) any
 	walk = func(x any) any {
 		switch x := x.(type) {
 		case string:
-			return repl.Replace(x)
+			if !strings.ContainsAny(x, "{}") {
+				return x
+			}
+			filled, _ := label.Expand(x, env) // unfilled codes stay as written
+			if filled != x {
+				changed = true
+			}
+			return filled
 		case []any:
 			for i := range x {
 				x[i] = walk(x[i])
@@ -637,11 +696,17 @@ func fillLabel(label json.RawMessage, t *table, row int) json.RawMessage {
 		}
 		return x
 	}
-	out, err := json.Marshal(walk(v))
-	if err != nil {
-		return label
+	v = walk(v)
+	if !changed {
+		return raw
 	}
-	return out
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return raw
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
 // --- tables ---
@@ -652,6 +717,15 @@ type table struct {
 }
 
 func (t *table) column(name string) int { return slices.Index(t.Columns, name) }
+
+// rowMap returns a row as column name to cell, for "{{Column}}".
+func (t *table) rowMap(row int) map[string]string {
+	m := make(map[string]string, len(t.Columns))
+	for i, c := range t.Columns {
+		m[c] = t.cell(row, i)
+	}
+	return m
+}
 
 func (t *table) cell(row, col int) string {
 	switch v := t.Rows[row][col].(type) {

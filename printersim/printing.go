@@ -16,6 +16,9 @@ type printer struct {
 	queue    []*job
 	counters Counters
 	events   []time.Time
+	// printed is the last label printed, its dynamic text filled; one per printer, so memory
+	// does not grow with prints.
+	printed json.RawMessage
 }
 
 // job is a selected print job. A job without a table prints its label; a table job walks rows.
@@ -297,6 +300,7 @@ func (s *Simulator) fire(p *printer) (label, msg string) {
 	j := p.queue[0]
 	label = j.labelName
 	limit := j.copies
+	var row map[string]string
 	if j.table != "" {
 		t := s.tables[j.table]
 		var err error
@@ -308,20 +312,27 @@ func (s *Simulator) fire(p *printer) (label, msg string) {
 			p.counters.TriggerBounces++
 			return "", err.Error() + "; job dropped"
 		}
-		row := j.rows[j.rowPos]
+		r := j.rows[j.rowPos]
+		row = t.rowMap(r) // as printed, before printedColumn counts this label
 		if j.copiesColumn != "" {
-			if n, err := strconv.Atoi(t.cell(row, t.column(j.copiesColumn))); err == nil && n >= 0 {
+			if n, err := strconv.Atoi(t.cell(r, t.column(j.copiesColumn))); err == nil && n >= 0 {
 				limit = n
 			}
 		}
 		if j.printedColumn != "" {
 			col := t.column(j.printedColumn)
-			n, _ := strconv.Atoi(t.cell(row, col))
-			t.Rows[row][col] = json.Number(strconv.Itoa(n + 1))
+			n, _ := strconv.Atoi(t.cell(r, col))
+			t.Rows[r][col] = json.Number(strconv.Itoa(n + 1))
 		}
 	}
+	content := j.labelData
+	if label != "" {
+		content = s.labels[label]
+	}
+	now := s.cfg.clock.Now()
+	p.printed = fillLabel(content, now, row)
 	p.counters.PrintedLabels++
-	p.events = append(p.events, s.cfg.clock.Now())
+	p.events = append(p.events, now)
 	j.printedInRow++
 	rowDone := limit > 0 && j.printedInRow >= limit || limit == 0 && len(j.rows) > 1
 	if rowDone {

@@ -31,10 +31,41 @@ type store struct {
 	get    func(context.Context, string) (json.RawMessage, error)
 	put    func(context.Context, string, any) error
 	delete func(context.Context, string) error
+	// lint, when set, backs put's --check: it prints the document's problems and fails when
+	// there is any (lintLabel).
+	lint func(what string, body []byte) error
 }
 
 func (a *app) storeCommands(parent *cobra.Command, s func(*labelprinter.Client) store, complete cobra.CompletionFunc) {
 	noun := s(nil).noun
+	var check bool
+	put := &cobra.Command{
+		Use: "put NAME FILE|-", Short: "Create or replace a " + noun + " from a JSON file or stdin", Args: exactArgs(2, "a name and a file (or - for stdin)"), ValidArgsFunction: complete,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			body, err := a.readInput(args[1])
+			if err != nil {
+				return err
+			}
+			if !json.Valid(body) {
+				return usagef("%s is not valid JSON", args[1])
+			}
+			if check {
+				// Checked before connecting: a label with problems sends nothing.
+				if err := s(nil).lint(args[1], body); err != nil {
+					return err
+				}
+			}
+			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
+				if err := s(c).put(ctx, args[0], json.RawMessage(body)); err != nil {
+					return err
+				}
+				return a.done("stored %s %q", noun, args[0])
+			})
+		},
+	}
+	if s(nil).lint != nil {
+		put.Flags().BoolVar(&check, "check", false, "check the "+noun+" first, as lint does, and send nothing if it has problems")
+	}
 	parent.AddCommand(&cobra.Command{
 		Use: "list", Short: "List the " + noun + "s", Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -57,24 +88,7 @@ func (a *app) storeCommands(parent *cobra.Command, s func(*labelprinter.Client) 
 				return a.printRaw(raw)
 			})
 		},
-	}, &cobra.Command{
-		Use: "put NAME FILE|-", Short: "Create or replace a " + noun + " from a JSON file or stdin", Args: exactArgs(2, "a name and a file (or - for stdin)"), ValidArgsFunction: complete,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			body, err := a.readInput(args[1])
-			if err != nil {
-				return err
-			}
-			if !json.Valid(body) {
-				return usagef("%s is not valid JSON", args[1])
-			}
-			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
-				if err := s(c).put(ctx, args[0], json.RawMessage(body)); err != nil {
-					return err
-				}
-				return a.done("stored %s %q", noun, args[0])
-			})
-		},
-	}, &cobra.Command{
+	}, put, &cobra.Command{
 		Use: "delete NAME", Short: "Delete a " + noun, Args: exactArgs(1, "a name"), ValidArgsFunction: complete,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {

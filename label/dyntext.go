@@ -1,0 +1,469 @@
+package label
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Env is what dynamic text is filled from. A nil map holds nothing; a nil Clock is time.Now.
+type Env struct {
+	// Clock returns the moment the text is filled at, read once per Expand; its location is
+	// the printer's time zone.
+	Clock func() time.Time
+	// Variables are the values of {VARIABLE;Name}.
+	Variables map[string]string
+	// Counters are the current values of {COUNTER;Name}.
+	Counters map[string]int64
+	// ShiftCodes are the shift definitions of {SHIFTCODE;Name}.
+	ShiftCodes map[string][]Shift
+	// Row is a table row, column name to cell, for {{Column}} (see [Expand]).
+	Row map[string]string
+}
+
+// Shift is one shift of a shift-code definition: from Start (time since midnight) until the
+// next shift's Start, {SHIFTCODE;Name} is Code. The shifts of a definition are in order of
+// Start; before the first Start, the last shift (of the day before) runs.
+type Shift struct {
+	Start time.Duration
+	Code  string
+}
+
+// CodeError is a dynamic-text code Expand could not fill; the code is left as written.
+type CodeError struct {
+	// Code is the code as written, braces included: "{VARIABLE;Batch}".
+	Code string
+	// Offset is the code's byte offset in the text Expand was given (in a nested code's own
+	// text when it is nested).
+	Offset int
+	// Msg says why: "unknown code", "no variable Batch".
+	Msg string
+}
+
+// Error returns "{CODE} at byte N: Msg".
+func (e *CodeError) Error() string {
+	return e.Code + " at byte " + strconv.Itoa(e.Offset) + ": " + e.Msg
+}
+
+// Expand fills the dynamic text of text from env and returns it with every code it could not
+// fill left as written, and those codes' [*CodeError]s joined (nil when there is none).
+//
+// The grammar is the maker's: a code in braces, {YEAR}; parameters after ";", {COUNTER;Serial};
+// codes nest, {TIME;{YEAR}-{MONTH}-{DAYOFMONTH};+20weeks}. The codes:
+//
+//   - {YEAR} (4 digits), {MONTH} (2), {DAYOFMONTH} (2), {DAYOFYEAR} (3): the clock's date.
+//   - {TIME;TEXT;OFFSET}: TEXT filled at the clock moved by OFFSET, a sum of signed terms such
+//     as +20weeks or -1year+2days (units year, month, week, day, hour, minute, each with or
+//     without s), which may hold codes (+{VARIABLE;WEEKS}weeks). Years and months move the
+//     calendar and keep the day, or take the month's last day when it has fewer (31 January +
+//     1 month is 28 or 29 February); weeks and days move the calendar date; hours and minutes
+//     the clock.
+//   - {VARIABLE;Name}, {COUNTER;Name}, {SHIFTCODE;Name}: from env.
+//   - Numbers (the date codes and COUNTER) take formatting parameters: WIDTH=n (at least n
+//     digits, padded on the left), PADDING=c (the pad character, default 0), FORMAT=alpha
+//     (1 = A, 27 = AA), FORMAT=shortmonth (1 = JAN), FORMAT=shortweekday (1 = MON),
+//     FORMAT={A;B;C} (a list, 1-based; {#2020;A;B} makes 2020 the first index) and
+//     FORMAT=#0123456789ABCDEF (the number in the base and digits given).
+//
+// {{Column}} is a table column, filled from env.Row. How a label names a table column is not
+// on the maker's pages: this is the convention of this package and of printersim, not the
+// maker's. A code not listed here, or one that cannot be filled (a variable env does not hold,
+// a {{Column}} without a row), is left as written and reported, as are unbalanced braces.
+func Expand(text string, env *Env) (string, error) {
+	if env == nil {
+		env = &Env{}
+	}
+	x := expander{env: env}
+	if env.Clock != nil {
+		x.now = env.Clock()
+	} else {
+		x.now = time.Now()
+	}
+	if strings.IndexByte(text, '{') < 0 && strings.IndexByte(text, '}') < 0 {
+		return text, nil
+	}
+	b := make([]byte, 0, len(text)+16)
+	b = x.expand(b, text, x.now)
+	if len(x.errs) == 0 {
+		return string(b), nil
+	}
+	return string(b), errors.Join(x.errs...)
+}
+
+type expander struct {
+	env  *Env
+	now  time.Time
+	errs []error
+}
+
+func (x *expander) fail(code string, off int, msg string) {
+	x.errs = append(x.errs, &CodeError{Code: code, Offset: off, Msg: msg})
+}
+
+// expand appends s with its codes filled at t.
+func (x *expander) expand(b []byte, s string, t time.Time) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == '}' {
+			x.fail("}", i, "} without {")
+			b = append(b, c)
+			i++
+			continue
+		}
+		if c != '{' {
+			j := i + 1
+			for j < len(s) && s[j] != '{' && s[j] != '}' {
+				j++
+			}
+			b = append(b, s[i:j]...)
+			i = j
+			continue
+		}
+		end := closing(s, i)
+		if end < 0 {
+			x.fail(s[i:], i, "unclosed {")
+			return append(b, s[i:]...)
+		}
+		b = x.code(b, s[i:end+1], i, t)
+		i = end + 1
+	}
+	return b
+}
+
+// closing returns the index of the } that closes the { at s[i], or -1.
+func closing(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// splitParams splits a code's inside at the semicolons outside nested braces.
+func splitParams(inner string, parts []string) []string {
+	depth, start := 0, 0
+	for j := 0; j < len(inner); j++ {
+		switch inner[j] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case ';':
+			if depth == 0 {
+				parts = append(parts, inner[start:j])
+				start = j + 1
+			}
+		}
+	}
+	return append(parts, inner[start:])
+}
+
+// code appends the filling of one code, written whole (braces included) in code.
+func (x *expander) code(b []byte, code string, off int, t time.Time) []byte {
+	inner := code[1 : len(code)-1]
+	if len(inner) >= 2 && inner[0] == '{' && inner[len(inner)-1] == '}' && !strings.ContainsAny(inner[1:len(inner)-1], "{};") {
+		col := inner[1 : len(inner)-1]
+		if x.env.Row == nil {
+			x.fail(code, off, "a table column needs a table row")
+			return append(b, code...)
+		}
+		v, ok := x.env.Row[col]
+		if !ok {
+			x.fail(code, off, "the row has no column "+col)
+			return append(b, code...)
+		}
+		return append(b, v...)
+	}
+	var arr [6]string
+	parts := splitParams(inner, arr[:0])
+	name, params := parts[0], parts[1:]
+	switch name {
+	case "YEAR":
+		return x.number(b, code, off, int64(t.Year()), 4, params, t)
+	case "MONTH":
+		return x.number(b, code, off, int64(t.Month()), 2, params, t)
+	case "DAYOFMONTH":
+		return x.number(b, code, off, int64(t.Day()), 2, params, t)
+	case "DAYOFYEAR":
+		return x.number(b, code, off, int64(t.YearDay()), 3, params, t)
+	case "TIME":
+		if len(params) == 0 || len(params) > 2 {
+			x.fail(code, off, "TIME takes a text and an optional offset")
+			return append(b, code...)
+		}
+		at := t
+		if len(params) == 2 {
+			offText := params[1]
+			if strings.IndexByte(offText, '{') >= 0 {
+				n := len(x.errs)
+				offText = string(x.expand(nil, offText, t))
+				if len(x.errs) > n {
+					return append(b, code...)
+				}
+			}
+			var err error
+			if at, err = addOffset(t, offText); err != nil {
+				x.fail(code, off, err.Error())
+				return append(b, code...)
+			}
+		}
+		return x.expand(b, params[0], at)
+	case "VARIABLE", "SHIFTCODE":
+		if len(params) != 1 {
+			x.fail(code, off, name+" takes one name")
+			return append(b, code...)
+		}
+		key := x.param(params[0], t)
+		var v string
+		var ok bool
+		if name == "VARIABLE" {
+			v, ok = x.env.Variables[key]
+		} else {
+			v, ok = shiftCode(x.env.ShiftCodes[key], t)
+		}
+		if !ok {
+			x.fail(code, off, "no "+strings.ToLower(name)+" "+key)
+			return append(b, code...)
+		}
+		return append(b, v...)
+	case "COUNTER":
+		if len(params) == 0 {
+			x.fail(code, off, "COUNTER takes a name")
+			return append(b, code...)
+		}
+		key := x.param(params[0], t)
+		v, ok := x.env.Counters[key]
+		if !ok {
+			x.fail(code, off, "no counter "+key)
+			return append(b, code...)
+		}
+		return x.number(b, code, off, v, 0, params[1:], t)
+	}
+	x.fail(code, off, "unknown code")
+	return append(b, code...)
+}
+
+// param fills the codes of a parameter.
+func (x *expander) param(p string, t time.Time) string {
+	if strings.IndexByte(p, '{') < 0 {
+		return p
+	}
+	return string(x.expand(nil, p, t))
+}
+
+// number appends v formatted by the parameters WIDTH, PADDING and FORMAT; width is the code's
+// own minimum number of digits.
+func (x *expander) number(b []byte, code string, off int, v int64, width int, params []string, t time.Time) []byte {
+	pad := byte('0')
+	format := ""
+	ownWidth := true // the code's own width applies to decimal digits only
+	for _, p := range params {
+		k, val, ok := strings.Cut(p, "=")
+		if !ok {
+			x.fail(code, off, "parameter "+p+" is not NAME=value")
+			return append(b, code...)
+		}
+		switch k {
+		case "WIDTH":
+			n, err := strconv.Atoi(x.param(val, t))
+			if err != nil || n < 0 || n > 64 {
+				x.fail(code, off, "WIDTH must be a number from 0 to 64")
+				return append(b, code...)
+			}
+			width, ownWidth = n, false
+		case "PADDING":
+			val = x.param(val, t)
+			if len(val) != 1 {
+				x.fail(code, off, "PADDING must be one character")
+				return append(b, code...)
+			}
+			pad = val[0]
+		case "FORMAT":
+			format = val // a list's braces are not codes
+		default:
+			x.fail(code, off, "unknown parameter "+k)
+			return append(b, code...)
+		}
+	}
+	if format != "" && ownWidth {
+		width = 0
+	}
+	var digits string
+	var buf [24]byte
+	switch {
+	case format == "":
+		digits = string(strconv.AppendInt(buf[:0], v, 10))
+	case format == "alpha":
+		if v < 1 {
+			x.fail(code, off, "FORMAT=alpha needs a number from 1")
+			return append(b, code...)
+		}
+		digits = alpha(v)
+	case format == "shortmonth" || format == "shortweekday":
+		names := shortMonths
+		if format == "shortweekday" {
+			names = shortWeekdays
+		}
+		if v < 1 || v > int64(len(names)) {
+			x.fail(code, off, "FORMAT="+format+" needs a number from 1 to "+strconv.Itoa(len(names)))
+			return append(b, code...)
+		}
+		digits = names[v-1]
+	case strings.HasPrefix(format, "{") && strings.HasSuffix(format, "}"):
+		items := splitParams(format[1:len(format)-1], nil)
+		first := int64(1)
+		if strings.HasPrefix(items[0], "#") {
+			n, err := strconv.ParseInt(items[0][1:], 10, 64)
+			if err != nil {
+				x.fail(code, off, "a list's first index must be #number")
+				return append(b, code...)
+			}
+			first, items = n, items[1:]
+		}
+		i := v - first
+		if i < 0 || i >= int64(len(items)) {
+			x.fail(code, off, strconv.FormatInt(v, 10)+" is outside the FORMAT list")
+			return append(b, code...)
+		}
+		digits = items[i]
+	case strings.HasPrefix(format, "#") && len(format) > 2:
+		set := format[1:]
+		if v < 0 {
+			x.fail(code, off, "a numeral set needs a number from 0")
+			return append(b, code...)
+		}
+		digits = numeral(v, set)
+	default:
+		x.fail(code, off, "unknown FORMAT "+format)
+		return append(b, code...)
+	}
+	for n := len(digits); n < width; n++ {
+		b = append(b, pad)
+	}
+	return append(b, digits...)
+}
+
+var (
+	shortMonths   = []string{"JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"}
+	shortWeekdays = []string{"MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"}
+)
+
+// alpha writes v >= 1 in bijective base 26: 1 = A, 26 = Z, 27 = AA.
+func alpha(v int64) string {
+	var buf [16]byte
+	i := len(buf)
+	for v > 0 {
+		v--
+		i--
+		buf[i] = byte('A' + v%26)
+		v /= 26
+	}
+	return string(buf[i:])
+}
+
+// numeral writes v >= 0 in the base len(set) with set's characters as digits.
+func numeral(v int64, set string) string {
+	base := int64(len(set))
+	if v == 0 {
+		return set[:1]
+	}
+	var buf [64]byte
+	i := len(buf)
+	for v > 0 {
+		i--
+		buf[i] = set[v%base]
+		v /= base
+	}
+	return string(buf[i:])
+}
+
+func shiftCode(shifts []Shift, t time.Time) (string, bool) {
+	if len(shifts) == 0 {
+		return "", false
+	}
+	y, m, d := t.Date()
+	since := t.Sub(time.Date(y, m, d, 0, 0, 0, 0, t.Location()))
+	code := shifts[len(shifts)-1].Code
+	for _, s := range shifts {
+		if s.Start <= since {
+			code = s.Code
+		}
+	}
+	return code, true
+}
+
+// addOffset moves t by an offset such as "+20weeks" or "-1year+2days".
+func addOffset(t time.Time, off string) (time.Time, error) {
+	s := strings.TrimSpace(off)
+	if s == "" {
+		return t, errors.New("the offset is empty")
+	}
+	var years, months, days, minutes int64
+	for s != "" {
+		sign := int64(1)
+		switch s[0] {
+		case '+':
+			s = s[1:]
+		case '-':
+			sign, s = -1, s[1:]
+		}
+		j := 0
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j == 0 || j > 6 {
+			return t, errors.New("offset " + off + ": a term must be a signed number of at most 6 digits and a unit")
+		}
+		n, _ := strconv.ParseInt(s[:j], 10, 64)
+		n *= sign
+		s = s[j:]
+		k := 0
+		for k < len(s) && s[k] >= 'a' && s[k] <= 'z' {
+			k++
+		}
+		switch strings.TrimSuffix(s[:k], "s") {
+		case "year":
+			years += n
+		case "month":
+			months += n
+		case "week":
+			days += 7 * n
+		case "day":
+			days += n
+		case "hour":
+			minutes += 60 * n
+		case "minute":
+			minutes += n
+		default:
+			return t, errors.New("offset " + off + ": unknown unit " + strconv.Quote(s[:k]))
+		}
+		s = s[k:]
+	}
+	if years != 0 || months != 0 {
+		y, m, d := t.Date()
+		total := int64(y)*12 + int64(m-1) + years*12 + months
+		ny, nm := int(total/12), time.Month(total%12+1)
+		if last := daysIn(ny, nm); d > last {
+			d = last
+		}
+		hh, mm, ss := t.Clock()
+		t = time.Date(ny, nm, d, hh, mm, ss, t.Nanosecond(), t.Location())
+	}
+	if days != 0 {
+		t = t.AddDate(0, 0, int(days))
+	}
+	return t.Add(time.Duration(minutes) * time.Minute), nil
+}
+
+func daysIn(y int, m time.Month) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}

@@ -1,0 +1,199 @@
+package label
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func clockAt(s string) func() time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return func() time.Time { return t }
+}
+
+// TestExpandDocumented: the pages' examples, with their slips corrected: 2024-10-04 + 20 weeks is
+// 2025-02-21 (the intro says 2024-02-21), and the offset is TIME's second parameter.
+func TestExpandDocumented(t *testing.T) {
+	env := &Env{
+		Clock:      clockAt("2024-10-04T10:30:00Z"),
+		Variables:  map[string]string{"MyVariable": "Line 3", "WEEK_OFFSET": "2"},
+		Counters:   map[string]int64{"SerialNum": 42, "Big": 255, "Year": 2021},
+		ShiftCodes: map[string][]Shift{"MyShift": {{Start: 6 * time.Hour, Code: "A"}, {Start: 14 * time.Hour, Code: "B"}, {Start: 22 * time.Hour, Code: "C"}}},
+	}
+	for in, want := range map[string]string{
+		"{YEAR}":                "2024",
+		"{VARIABLE;MyVariable}": "Line 3",
+		"Best before {TIME;{YEAR}-{MONTH}-{DAYOFMONTH};+20weeks}":         "Best before 2025-02-21",
+		"{TIME;{YEAR}-{MONTH}-{DAYOFMONTH};+{VARIABLE;WEEK_OFFSET}weeks}": "2024-10-18",
+		"{COUNTER;SerialNum}":                                       "42",
+		"{COUNTER;SerialNum;WIDTH=6}":                               "000042",
+		"{COUNTER;SerialNum;WIDTH=6;PADDING= }":                     "    42",
+		"{COUNTER;SerialNum;WIDTH=4;PADDING=*}":                     "**42",
+		"{COUNTER;SerialNum;FORMAT=alpha}":                          "AP",
+		"{COUNTER;Big;FORMAT=#0123456789ABCDEF}":                    "FF",
+		"{COUNTER;Big;FORMAT=#01;WIDTH=10}":                         "0011111111",
+		"{MONTH;FORMAT=shortmonth}":                                 "OCT",
+		"{DAYOFMONTH;FORMAT=shortweekday}":                          "THU", // 4 = THU
+		"{MONTH;FORMAT={A;B;C;D;E;F;G;H;I;J;K;L}}":                  "J",
+		"{COUNTER;Year;FORMAT={#2020;A;B;C}}":                       "B",
+		"{SHIFTCODE;MyShift}":                                       "A",
+		"{DAYOFYEAR}":                                               "278",
+		"{TIME;{DAYOFYEAR};-277days}":                               "001",
+		"{TIME;{SHIFTCODE;MyShift};+12hours}":                       "C",
+		"{TIME;{SHIFTCODE;MyShift};-5hours}":                        "C", // 05:30: the night shift of the day before
+		"{TIME;{YEAR};+1year-2months+3weeks-4days+5hours-6minutes}": "2025",
+		"no codes at all":                                           "no codes at all",
+	} {
+		got, err := Expand(in, env)
+		if err != nil || got != want {
+			t.Errorf("Expand(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+// TestExpandOffsets: months and years keep the day or take the month's last; weeks and days
+// cross month and year ends and leap days.
+func TestExpandOffsets(t *testing.T) {
+	for _, c := range []struct{ now, off, want string }{
+		{"2024-01-31T12:00:00Z", "+1month", "2024-02-29"},
+		{"2023-01-31T12:00:00Z", "+1month", "2023-02-28"},
+		{"2024-02-29T12:00:00Z", "+1year", "2025-02-28"},
+		{"2024-02-29T12:00:00Z", "+4years", "2028-02-29"},
+		{"2024-03-31T12:00:00Z", "-1month", "2024-02-29"},
+		{"2024-12-31T12:00:00Z", "+1day", "2025-01-01"},
+		{"2024-02-28T12:00:00Z", "+1day", "2024-02-29"},
+		{"2023-02-28T12:00:00Z", "+1day", "2023-03-01"},
+		{"2024-01-01T00:30:00Z", "-1hour", "2023-12-31"},
+		{"2024-12-15T12:00:00Z", "+3weeks", "2025-01-05"},
+		{"2024-11-30T12:00:00Z", "+3months", "2025-02-28"},
+		{"2025-01-15T12:00:00Z", "-13months", "2023-12-15"},
+		{"2024-02-28T23:59:00Z", "+1minute", "2024-02-29"},
+		{"2024-10-04T10:00:00Z", "+20weeks", "2025-02-21"},
+	} {
+		got, err := Expand("{TIME;{YEAR}-{MONTH}-{DAYOFMONTH};"+c.off+"}", &Env{Clock: clockAt(c.now)})
+		if err != nil || got != c.want {
+			t.Errorf("%s %s = %q, %v; want %s", c.now, c.off, got, err, c.want)
+		}
+	}
+}
+
+// TestExpandNesting: codes nest in TIME's text, its offset, and a code's name parameter.
+func TestExpandNesting(t *testing.T) {
+	env := &Env{Clock: clockAt("2024-10-04T10:30:00Z"), Variables: map[string]string{"which": "Lot", "Lot": "L7", "n": "1"},
+		Counters: map[string]int64{"Lot": 9}}
+	for in, want := range map[string]string{
+		"{VARIABLE;{VARIABLE;which}}":                      "L7",
+		"{COUNTER;{VARIABLE;which};WIDTH={VARIABLE;n}0}":   "0000000009",
+		"{TIME;{TIME;{MONTH};+1month};+{VARIABLE;n}month}": "12",
+		"[{YEAR}{MONTH}] {TIME;<{DAYOFMONTH}>;+1day} end":  "[202410] <05> end",
+	} {
+		got, err := Expand(in, env)
+		if err != nil || got != want {
+			t.Errorf("Expand(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+// TestExpandUnknown: what cannot be filled is left as written and reported, the rest filled.
+func TestExpandUnknown(t *testing.T) {
+	env := &Env{Clock: clockAt("2024-10-04T10:30:00Z"), Counters: map[string]int64{"C": 0}}
+	for _, c := range []struct{ in, want, code string }{
+		{"{FOO} {YEAR}", "{FOO} 2024", "{FOO}"},
+		{"{HOUR;x}", "{HOUR;x}", "{HOUR;x}"},
+		{"{VARIABLE;Missing}-{YEAR}", "{VARIABLE;Missing}-2024", "{VARIABLE;Missing}"},
+		{"{COUNTER;C;FORMAT=alpha}", "{COUNTER;C;FORMAT=alpha}", "{COUNTER;C;FORMAT=alpha}"},
+		{"{COUNTER;C;WIDTH=x}", "{COUNTER;C;WIDTH=x}", "{COUNTER;C;WIDTH=x}"},
+		{"{TIME;{YEAR};+2fortnights}", "{TIME;{YEAR};+2fortnights}", "{TIME;{YEAR};+2fortnights}"},
+		{"{TIME;{YEAR};+{VARIABLE;X}days}", "{TIME;{YEAR};+{VARIABLE;X}days}", "{VARIABLE;X}"},
+		{"a {YEAR", "a {YEAR", "{YEAR"},
+		{"a } {YEAR}", "a } 2024", "}"},
+		{"{{SKU}}", "{{SKU}}", "{{SKU}}"},
+		{"{SHIFTCODE;None}", "{SHIFTCODE;None}", "{SHIFTCODE;None}"},
+	} {
+		got, err := Expand(c.in, env)
+		var ce *CodeError
+		if got != c.want || !errors.As(err, &ce) || ce.Code != c.code {
+			t.Errorf("Expand(%q) = %q, %v; want %q reporting %s", c.in, got, err, c.want, c.code)
+		}
+	}
+}
+
+// TestExpandTableRow: {{Column}}, this package's and printersim's convention, takes the row.
+func TestExpandTableRow(t *testing.T) {
+	env := &Env{Clock: clockAt("2024-10-04T10:30:00Z"), Row: map[string]string{"SKU": "A-1", "Name": "Bolt {x}"}}
+	got, err := Expand("{{SKU}}: {{Name}} {YEAR}", env)
+	if err != nil || got != "A-1: Bolt {x} 2024" {
+		t.Errorf("got %q, %v", got, err)
+	}
+	got, err = Expand("{{Nope}}", env)
+	if got != "{{Nope}}" || err == nil {
+		t.Errorf("missing column: %q, %v", got, err)
+	}
+}
+
+// BenchmarkExpand fills a typical text: a best-before date, a lot counter and a variable.
+func BenchmarkExpand(b *testing.B) {
+	env := &Env{Clock: clockAt("2024-10-04T10:30:00Z"), Counters: map[string]int64{"Lot": 42}, Variables: map[string]string{"Line": "3"}}
+	text := "BEST BEFORE {TIME;{DAYOFMONTH}.{MONTH}.{YEAR};+20weeks} LOT {COUNTER;Lot;WIDTH=6} L{VARIABLE;Line}"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Expand(text, env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkExpandStringsReplacer is what a user would write instead for fixed codes: a
+// strings.Replacer built per label (no nesting, no offsets).
+func BenchmarkExpandStringsReplacer(b *testing.B) {
+	now := clockAt("2024-10-04T10:30:00Z")()
+	text := "BEST BEFORE {DAYOFMONTH}.{MONTH}.{YEAR} LOT {LOT} L{LINE}"
+	b.ReportAllocs()
+	for b.Loop() {
+		t := now.AddDate(0, 0, 140)
+		r := strings.NewReplacer("{DAYOFMONTH}", t.Format("02"), "{MONTH}", t.Format("01"), "{YEAR}", t.Format("2006"), "{LOT}", "000042", "{LINE}", "3")
+		_ = r.Replace(text)
+	}
+}
+
+// TestFill: Fill fills every dynamic property of a copy at one moment, names what it could
+// not fill, and leaves the label as it was; the filled copy's check digits are checked.
+func TestFill(t *testing.T) {
+	l, err := Parse([]byte(`{"format":3,"width":50,"height":30,"bgColor":"{VARIABLE;Bg}","objs":[
+		{"type":"ObjectGroup","children":[{"type":"EAN-13","text":"{VARIABLE;Gtin}","barHeight":10,"zz":"{YEAR}"}]},
+		{"type":"GS1-128","barHeight":10,"apps":[{"id":"10","value":"L{DAYOFYEAR}"},{"id":"21","value":"{COUNTER;Nope}"}]},
+		{"type":"Ellipse","text":"{YEAR}"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Clock: clockAt("2024-10-04T10:30:00Z"), Variables: map[string]string{"Bg": "white", "Gtin": "9501101530004"}}
+	c, err := l.Fill(env)
+	var got []string
+	for _, p := range ProblemsOf(err) {
+		got = append(got, p.Error())
+	}
+	if len(got) != 1 || got[0] != "objs[1].apps[1].value: {COUNTER;Nope} at byte 0: no counter Nope" {
+		t.Errorf("problems %q", got)
+	}
+	if *c.BgColor != "white" || c.Objs[1].(*GS1128).Apps[0].Value != "L278" {
+		t.Errorf("filled %s, %s", *c.BgColor, c.Objs[1].(*GS1128).Apps[0].Value)
+	}
+	out, _ := json.Marshal(c)
+	if !strings.Contains(string(out), `"zz":"{YEAR}"`) || !strings.Contains(string(out), `{"type":"Ellipse","text":"{YEAR}"}`) {
+		t.Errorf("unknown content was filled: %s", out)
+	}
+	if *l.BgColor != "{VARIABLE;Bg}" {
+		t.Error("Fill changed the label")
+	}
+	if l.Validate() != nil {
+		t.Errorf("the dynamic label: %v", l.Validate())
+	}
+	if ps := ProblemsOf(c.Validate()); len(ps) != 1 || ps[0].Error() != "objs[0].children[0].text: check digit is 4, must be 3" {
+		t.Errorf("the filled label: %v", ps)
+	}
+}
