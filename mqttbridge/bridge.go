@@ -181,21 +181,21 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 	for i, pc := range cfg.Printers {
 		ctl := byURL[pc.URL]
 		if ctl == nil {
-			hc, err := promconfig.NewClientFromConfig(pc.HTTPClientConfig, "labelprinter-mqtt")
+			hc, creds, err := httpcreds.NewClient(pc.HTTPClientConfig, "labelprinter-mqtt")
 			if err != nil {
 				b.closeOutboxes()
 				return nil, &ConfigError{Field: fmt.Sprintf("printers[%d].http_client_config", i), Err: err}
 			}
 			// The round tripper adds the credentials out of the SDK's sight: telling it their
 			// values keeps them out of every error, and so out of the "error" a topic carries.
-			// It re-reads credential files on every request, so a file rotated while the
-			// bridge runs sends a new value: the SDK asks for the values when it builds an
-			// error, which keeps polls that succeed free of file reads and keeps the one Client
-			// the outbox holds. The values read at start stay listed, for an answer to a
-			// request sent before the rotation.
-			creds := httpcreds.Of(&pc.HTTPClientConfig)
+			// creds holds what the config names (credential files re-read, so a file rotated
+			// while the bridge runs is redacted at once) and what the transport was seen
+			// sending (an OAuth2 access token, which no file holds); the SDK asks for them
+			// when it builds an error, which keeps polls that succeed free of file reads and
+			// keeps the one Client the outbox holds. The values read at start stay listed,
+			// for an answer to a request sent before a rotation.
 			c, err := labelprinter.NewClient(pc.URL, labelprinter.WithHTTPClient(hc),
-				labelprinter.WithRedactedValues(creds.Values()...),
+				labelprinter.WithRedactedValues(creds.Source.Values()...),
 				labelprinter.WithRedactedValuesFunc(creds.Values))
 			if err != nil {
 				b.closeOutboxes()
