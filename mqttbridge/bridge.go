@@ -2,17 +2,13 @@ package mqttbridge
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +25,8 @@ import (
 type Option func(*options) error
 
 type options struct {
-	logger *slog.Logger
+	logger  *slog.Logger
+	orphans OrphanPolicy
 }
 
 // WithLogger logs connections, commands refused and failures to l. Nothing is logged
@@ -130,7 +127,9 @@ type printer struct {
 func (p *printer) topic(leaf string) string { return printerTopic(p.prefix, p.name, leaf) }
 
 // New checks cfg, reads the broker's password file and opens one outbox per controller URL
-// in cfg.StateDir (an outbox another process holds gives outbox.ErrLocked). cfg.Broker.URL
+// in cfg.StateDir (an outbox another process holds gives outbox.ErrLocked). An outbox file
+// in cfg.StateDir that no configured controller owns and that holds pending or unknown
+// entries gives an *OrphanedOutboxError unless WithOrphanedOutbox says what to do. cfg.Broker.URL
 // must be set. Configuration errors are *ConfigError. Close releases what New opened when
 // Run is never called.
 func New(cfg Config, opts ...Option) (*Bridge, error) {
@@ -144,6 +143,11 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		}
 	}
 	cfg.Printers = append([]PrinterConfig(nil), cfg.Printers...)
+	// The spellings as written name the files of versions that did not normalise URLs.
+	var rawURLs []string
+	for _, p := range cfg.Printers {
+		rawURLs = append(rawURLs, p.URL)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -177,21 +181,21 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 	for i, pc := range cfg.Printers {
 		ctl := byURL[pc.URL]
 		if ctl == nil {
-			hc, err := promconfig.NewClientFromConfig(pc.HTTPClientConfig, "labelprinter-mqtt")
+			hc, creds, err := httpcreds.NewClient(pc.HTTPClientConfig, "labelprinter-mqtt")
 			if err != nil {
 				b.closeOutboxes()
 				return nil, &ConfigError{Field: fmt.Sprintf("printers[%d].http_client_config", i), Err: err}
 			}
 			// The round tripper adds the credentials out of the SDK's sight: telling it their
 			// values keeps them out of every error, and so out of the "error" a topic carries.
-			// It re-reads credential files on every request, so a file rotated while the
-			// bridge runs sends a new value: the SDK asks for the values when it builds an
-			// error, which keeps polls that succeed free of file reads and keeps the one Client
-			// the outbox holds. The values read at start stay listed, for an answer to a
-			// request sent before the rotation.
-			creds := httpcreds.Of(&pc.HTTPClientConfig)
+			// creds holds what the config names (credential files re-read, so a file rotated
+			// while the bridge runs is redacted at once) and what the transport was seen
+			// sending (an OAuth2 access token, which no file holds); the SDK asks for them
+			// when it builds an error, which keeps polls that succeed free of file reads and
+			// keeps the one Client the outbox holds. The values read at start stay listed,
+			// for an answer to a request sent before a rotation.
 			c, err := labelprinter.NewClient(pc.URL, labelprinter.WithHTTPClient(hc),
-				labelprinter.WithRedactedValues(creds.Values()...),
+				labelprinter.WithRedactedValues(creds.Source.Values()...),
 				labelprinter.WithRedactedValuesFunc(creds.Values))
 			if err != nil {
 				b.closeOutboxes()
@@ -206,8 +210,29 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		ctl.byRemote[pc.Printer] = p
 		b.printers[pc.Name] = p
 	}
+	var urls []string
 	for _, ctl := range b.ctls {
-		ob, err := outbox.Open(StateFile(cfg.StateDir, ctl.url), ctl.client,
+		urls = append(urls, ctl.url)
+	}
+	orphans, err := checkOrphans(cfg.StateDir, urls, rawURLs, o.orphans)
+	if err != nil {
+		b.closeOutboxes()
+		return nil, err
+	}
+	for _, or := range orphans {
+		if o.orphans.Ignore {
+			b.log.Warn("ignoring an outbox no configured printer owns", "file", or.File, "url", or.URL, "pending", or.Pending, "unknown", or.Unknown)
+		} else {
+			b.log.Warn("adopted an outbox no configured printer owned", "file", or.File, "url", or.URL, "into", NormalizeURL(o.orphans.AdoptInto), "pending", or.Pending, "unknown", or.Unknown)
+		}
+	}
+	for _, ctl := range b.ctls {
+		file := StateFile(cfg.StateDir, ctl.url)
+		if err := recordURL(file, ctl.url); err != nil {
+			b.closeOutboxes()
+			return nil, &ConfigError{Field: "state_dir", Err: err}
+		}
+		ob, err := outbox.Open(file, ctl.client,
 			outbox.WithStateChange(func(e outbox.Entry) { b.entryChanged(ctl, e) }))
 		if err != nil {
 			b.closeOutboxes()
@@ -216,24 +241,6 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		ctl.ob = ob
 	}
 	return b, nil
-}
-
-// StateFile is the outbox file of the controller at url in dir: the URL's host and port,
-// readable, and a hash of the whole URL, so two URLs never share a file.
-func StateFile(dir, controllerURL string) string {
-	controllerURL = strings.TrimRight(controllerURL, "/")
-	host := controllerURL
-	if u, err := url.Parse(controllerURL); err == nil && u.Host != "" {
-		host = u.Host
-	}
-	safe := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
-			return r
-		}
-		return '_'
-	}, host)
-	sum := sha256.Sum256([]byte(controllerURL))
-	return filepath.Join(dir, safe+"-"+hex.EncodeToString(sum[:4])+".outbox")
 }
 
 func (b *Bridge) closeOutboxes() {

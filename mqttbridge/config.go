@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -64,7 +63,8 @@ type BrokerConfig struct {
 type PrinterConfig struct {
 	// Name is the printer's topic segment, unique in the file.
 	Name string `yaml:"name"`
-	// URL is the base URL of its controller.
+	// URL is the base URL of its controller. Validate normalises it (NormalizeURL): every
+	// spelling of one controller names one outbox file and one client.
 	URL string `yaml:"url"`
 	// Printer is its name on the controller; "" means the single-printer paths.
 	Printer string `yaml:"printer"`
@@ -217,7 +217,7 @@ func (c *Config) Validate() error {
 		case u.User != nil:
 			return fieldErr(f+".url", "credentials in the URL are refused; use http_client_config")
 		}
-		p.URL = strings.TrimRight(p.URL, "/")
+		p.URL = NormalizeURL(p.URL)
 		if err := checkRemoteName(p.Printer); err != nil {
 			return &ConfigError{Field: f + ".printer", Err: err}
 		}

@@ -171,3 +171,68 @@ func TestEchoedTokenNotOnTopics(t *testing.T) {
 	}
 	check("log", logs.String())
 }
+
+// TestOAuth2TokenNotOnTopics: a printer behind OAuth2 (client credentials) answers 400 echoing
+// the Authorization header, which holds the access token the round tripper fetched: a value
+// no configuration and no file holds. The rejected command's "error" says why, and no topic,
+// payload or log line holds 12 bytes in a row of the token (nor of the client secret).
+func TestOAuth2TokenNotOnTopics(t *testing.T) {
+	const secret, access = "client-SECRET-0123456789", "eyJhbGciOi.access-TOKEN.9f8e7d6c5b4a3210"
+	var issued atomic.Int32
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/oauth/token" {
+			issued.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"access_token":"` + access + `","token_type":"Bearer","expires_in":3600}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"message":"bad request, you sent ` + r.Header.Get("Authorization") + `"}`))
+	}))
+	defer front.Close()
+	bk := newEmbedded(t)
+	w := watch(t, bk.URL(), "#")
+	dir := t.TempDir()
+	cfg := Config{
+		Broker:   BrokerConfig{URL: bk.URL(), ClientID: "oauth2"},
+		StateDir: dir, PollInterval: 20 * time.Millisecond,
+		Printers: []PrinterConfig{{Name: "line1", URL: front.URL, Printer: "line1", HTTPClientConfig: promconfig.HTTPClientConfig{
+			OAuth2: &promconfig.OAuth2{ClientID: "bridge", ClientSecret: secret, TokenURL: front.URL + "/oauth/token"}}}},
+	}
+	var logs lockedBuffer
+	b, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runBridge(t, b)
+	w.waitOnline(1)
+	newSender(t, bk.URL()).send(cmdTopic("line1", "printJob"), printJobCmd("o1"))
+	w.waitStates(resultTopic("line1"), "o1", StateQueued, StateRejected)
+	r.stop(t)
+	if issued.Load() == 0 {
+		t.Fatal("no access token was fetched, so the test proves nothing")
+	}
+	check := func(what, text string) {
+		t.Helper()
+		for _, tok := range []string{access, secret} {
+			for i := 0; i+12 <= len(tok); i++ {
+				if strings.Contains(text, tok[i:i+12]) {
+					t.Errorf("%s: %q shows in %s", what, tok[i:i+12], text)
+					return
+				}
+			}
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	shown := false
+	for _, p := range w.got {
+		check("topic "+p.Topic, p.Topic+" "+string(p.Payload))
+		shown = shown || strings.Contains(string(p.Payload), "you sent ") && strings.Contains(string(p.Payload), "[REDACTED]")
+	}
+	if !shown {
+		t.Error(`no result holds the printer's echo, redacted ("you sent [REDACTED]"), so the check proves little`)
+	}
+	check("log", logs.String())
+}

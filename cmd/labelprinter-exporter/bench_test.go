@@ -499,7 +499,7 @@ func BenchmarkNewSDKClient(b *testing.B) {
 		{"credentials=none", promconfig.HTTPClientConfig{}},
 		{"credentials=bearer_file", promconfig.HTTPClientConfig{Authorization: &promconfig.Authorization{Type: "Bearer", CredentialsFile: tokenFile}}},
 	} {
-		m := &module{hc: &http.Client{}, secrets: httpcreds.Of(&c.hc)}
+		m := &module{hc: &http.Client{}, secrets: &httpcreds.Credentials{Source: httpcreds.Of(&c.hc), Sent: new(httpcreds.Recorder)}}
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -78,11 +78,14 @@ func (c *targetCache) contains(m *module, target string) bool {
 // probes again at the next interval, and a retry inside a probe would only stretch it toward the
 // scrape timeout and hide the failure labelprinter_up is there to show. The module's credentials,
 // which its round tripper adds out of the SDK's sight, are read now (a rotated credentials file
-// counts from the next probe) and given to the SDK, which keeps them out of every error.
+// counts from the next probe) and given to the SDK, which keeps them out of every error; so are
+// the values the module's transport is seen sending (an OAuth2 access token), asked for when
+// an error is built, after the request that sent them.
 func newSDKClient(m *module, target string) (*labelprinter.Client, error) {
 	return labelprinter.NewClient(target,
 		labelprinter.WithHTTPClient(m.hc),
-		labelprinter.WithRedactedValues(m.secrets.Values()...),
+		labelprinter.WithRedactedValues(m.secrets.Source.Values()...),
+		labelprinter.WithRedactedValuesFunc(m.secrets.Sent.Values),
 		labelprinter.WithRetry(labelprinter.RetryPolicy{MaxAttempts: 1}),
 		labelprinter.WithUserAgent("labelprinter-exporter"))
 }

@@ -182,7 +182,7 @@ type module struct {
 	allow        *allowList
 	hc           *http.Client
 	credentialed bool
-	secrets      httpcreds.Source // what the SDK is told to keep out of errors
+	secrets      *httpcreds.Credentials // what the SDK is told to keep out of errors
 }
 
 // buildModule checks m and builds its client: prometheus/common's round tripper (credentials
@@ -202,7 +202,7 @@ func buildModule(name string, m *moduleConfig, r resolver) (*module, error) {
 		return nil, fmt.Errorf("module %q: allowed_targets: %w", name, err)
 	}
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	rt, err := promconfig.NewRoundTripperFromConfig(m.HTTPClientConfig, "labelprinter_exporter_"+name,
+	rt, creds, err := httpcreds.NewRoundTripper(m.HTTPClientConfig, "labelprinter_exporter_"+name,
 		promconfig.WithDialContextFunc(allow.dialContext(dialer)),
 		promconfig.WithIdleConnTimeout(90*time.Second))
 	if err != nil {
@@ -217,7 +217,7 @@ func buildModule(name string, m *moduleConfig, r resolver) (*module, error) {
 		allow:        allow,
 		hc:           hc,
 		credentialed: len(m.credentials()) > 0,
-		secrets:      httpcreds.Of(&m.HTTPClientConfig),
+		secrets:      creds,
 	}, nil
 }
 

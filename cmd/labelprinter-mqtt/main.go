@@ -11,9 +11,14 @@
 //	--embedded-broker  run an MQTT broker in this process on this address (loopback unless the
 //	                   address names another host) and connect to it instead of broker.url
 //	--log-level        debug, info, warn or error (default info)
+//	--adopt-orphaned-outbox URL|ignore
+//	                   what to do with an outbox file in state_dir that no configured printer
+//	                   owns and that still holds pending or unknown entries: URL (a configured
+//	                   controller, whose outbox it becomes) or ignore (start anyway, leaving it)
 //
 // Exit codes: 0 after a clean stop (SIGTERM or SIGINT), 2 for a bad flag or configuration (the
-// message names the field), 1 when the bridge cannot start.
+// message names the field) and for an orphaned outbox with work left (the message names the
+// file, its URL and its counts), 1 when the bridge cannot start.
 package main
 
 import (
@@ -43,6 +48,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	configFile := fs.String("config.file", "", "the YAML configuration")
 	embedded := fs.String("embedded-broker", "", "run an MQTT broker in this process on this address and use it")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
+	adopt := fs.String("adopt-orphaned-outbox", "", "`URL` of a configured controller to take over an orphaned outbox, or ignore")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -79,11 +85,20 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "labelprinter-mqtt: config: broker.url: required (or pass --embedded-broker)")
 		return 2
 	}
-	b, err := mqttbridge.New(*cfg, mqttbridge.WithLogger(log))
+	var policy mqttbridge.OrphanPolicy
+	switch *adopt {
+	case "":
+	case "ignore":
+		policy.Ignore = true
+	default:
+		policy.AdoptInto = *adopt
+	}
+	b, err := mqttbridge.New(*cfg, mqttbridge.WithLogger(log), mqttbridge.WithOrphanedOutbox(policy))
 	if err != nil {
 		fmt.Fprintln(stderr, "labelprinter-mqtt:", err)
 		var ce *mqttbridge.ConfigError
-		if errors.As(err, &ce) {
+		var oe *mqttbridge.OrphanedOutboxError
+		if errors.As(err, &ce) || errors.As(err, &oe) {
 			return 2
 		}
 		return 1

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"time"
 
+	labelprinter "github.com/labelprinter/go-labelprinter"
 	"github.com/labelprinter/go-labelprinter/internal/testkit"
+	"github.com/labelprinter/go-labelprinter/mqttbridge"
+	"github.com/labelprinter/go-labelprinter/outbox"
 	"github.com/labelprinter/go-labelprinter/printersim"
 )
 
@@ -80,5 +83,43 @@ func TestEmbeddedBrokerAndStop(t *testing.T) {
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatal("no exit after the stop")
+	}
+}
+
+// TestOrphanedOutboxExit: an outbox left by a printer no longer configured, still holding a
+// pending entry, stops the bridge with exit 2 naming the file, its URL and its counts;
+// --adopt-orphaned-outbox ignore starts it.
+func TestOrphanedOutboxExit(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "bridge.yml")
+	write := func(url string) {
+		_ = os.WriteFile(cfgFile, []byte(fmt.Sprintf("broker: {url: \"mqtt://127.0.0.1:1\", client_id: c}\nstate_dir: state\nprinters: [{name: line1, url: %q, printer: line1}]\n", url)), 0o600)
+	}
+	state := filepath.Join(dir, "state")
+	_ = os.MkdirAll(state, 0o700)
+	ob, err := outbox.Open(mqttbridge.StateFile(state, "http://127.0.0.1:9"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ob.Enqueue(context.Background(), outbox.Intent{ID: "o-1", Printer: "line1", Job: labelprinter.PrintJob{LabelName: "A"}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = ob.Close()
+	write("http://127.0.0.1:8")
+	var stderr syncBuffer
+	if code := run(context.Background(), []string{"--config.file", cfgFile}, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), mqttbridge.StateFile(state, "http://127.0.0.1:9")) || !strings.Contains(stderr.String(), "1 pending and 0 unknown") {
+		t.Errorf("exit %d, %q: want 2 naming the file and its counts", code, stderr.String())
+	}
+	stderr = syncBuffer{}
+	if code := run(context.Background(), []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", "http://127.0.0.1:7"}, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), "--adopt-orphaned-outbox: http://127.0.0.1:7 is not the url of a configured printer") {
+		t.Errorf("exit %d, %q: want 2 naming the flag's value", code, stderr.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	stderr = syncBuffer{}
+	if code := run(ctx, []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", "ignore", "--embedded-broker", "127.0.0.1:0"}, &stderr); code != 0 {
+		t.Errorf("exit %d, %q: want a start (and a stop) with the orphan ignored", code, stderr.String())
 	}
 }

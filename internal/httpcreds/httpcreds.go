@@ -2,7 +2,10 @@
 // place that knows which of its fields are secret. The tools that build SDK Clients on such a
 // config (the exporter, the MQTT bridge) pass the values to labelprinter.WithRedactedValues:
 // their round tripper adds the credentials out of the SDK's sight, so the SDK must be told them
-// to keep them out of its errors.
+// to keep them out of its errors. What the round tripper makes on its own (an OAuth2 access
+// token) is in no field: a Recorder (NewClient, NewRoundTripper) watches the Authorization,
+// Proxy-Authorization and Cookie values requests carry when they are written to the
+// connection, and Credentials.Values gives both.
 package httpcreds
 
 import (
@@ -24,7 +27,10 @@ type Source struct {
 
 // Of returns the credentials of hc: authorization credentials and credentials_file,
 // bearer_token and bearer_token_file, the basic-auth password (and its header's base64 of
-// user:password), the OAuth2 client secret, and the secrets and files of http_headers.
+// user:password), the OAuth2 client secret, a proxy URL's password (and its header's base64),
+// the proxy CONNECT headers, and the secrets and files of http_headers. What a round tripper
+// makes on its own, such as an OAuth2 access token, is no field of the config: a Recorder
+// (NewClient) sees it sent.
 // A client certificate's key never travels, so it is not listed.
 func Of(hc *promconfig.HTTPClientConfig) Source {
 	var s Source
@@ -42,6 +48,19 @@ func Of(hc *promconfig.HTTPClientConfig) Source {
 	if o := hc.OAuth2; o != nil {
 		s.inline = append(s.inline, string(o.ClientSecret))
 		s.files = append(s.files, o.ClientSecretFile)
+	}
+	// A proxy's credentials: its URL's password (sent as Proxy-Authorization, base64 of
+	// user:password) and the CONNECT headers, which net/http writes without a client trace,
+	// so a Recorder cannot see them.
+	if u := hc.ProxyURL.URL; u != nil && u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			s.inline = append(s.inline, p, base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+p)))
+		}
+	}
+	for _, vs := range hc.ProxyConnectHeader {
+		for _, v := range vs {
+			s.inline = append(s.inline, string(v))
+		}
 	}
 	if h := hc.HTTPHeaders; h != nil {
 		for _, v := range h.Headers {
