@@ -1,0 +1,72 @@
+package gs1
+
+import (
+	"bytes"
+	"os"
+	"testing"
+
+	"github.com/labelprinter/go-labelprinter/label/gs1/internal/dictgen"
+)
+
+// TestTableUpToDate: ai_table.go is what the checked-in dictionary generates (go generate).
+func TestTableUpToDate(t *testing.T) {
+	dict, err := os.ReadFile("gs1-syntax-dictionary.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := dictgen.Generate(dict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("ai_table.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("ai_table.go is not what gs1-syntax-dictionary.txt generates: run go generate ./label/gs1")
+	}
+}
+
+// TestTable: the table holds what the dictionary says of a few AIs.
+func TestTable(t *testing.T) {
+	if n := len(table); n < 500 {
+		t.Fatalf("table holds %d AIs", n)
+	}
+	for i := 1; i < len(table); i++ {
+		if table[i-1].ai >= table[i].ai {
+			t.Fatalf("table not sorted at %s, %s", table[i-1].ai, table[i].ai)
+		}
+	}
+	e := lookup("01")
+	if e == nil || e.title != "GTIN" || !e.fixed || len(e.parts) != 1 || e.parts[0].min != 14 || e.parts[0].linters[0] != "csum" {
+		t.Fatalf("01: %+v", e)
+	}
+	if e := lookup("3103"); e == nil || e.ex[0] != "310n" || !e.fixed {
+		t.Fatalf("3103: %+v", e)
+	}
+	if e := lookup("10"); e == nil || e.fixed || e.parts[0].cset != 'X' || e.parts[0].max != 20 {
+		t.Fatalf("10: %+v", e)
+	}
+	if e := lookup("250"); e == nil || len(e.req) != 1 || len(e.req[0][0]) != 2 {
+		t.Fatalf("250: %+v", e)
+	}
+	if lookup("89") != nil || lookup("0") != nil || lookupPrefix("0112345") != lookup("01") || lookupPrefix("3103000123") != lookup("3103") {
+		t.Fatal("lookup")
+	}
+}
+
+// TestDictgenRejects: the generator refuses a dictionary it cannot read faithfully.
+func TestDictgenRejects(t *testing.T) {
+	for _, bad := range []string{
+		"01 *? Q14 # x\n",
+		"01 * N14 foo=1 # x\n",
+		"01-0 * N14 # x\n",
+		"01 * [N14 # x\n",
+		"01 * N14 req=A1 # x\n",
+		"01 * N14\n011 N3\n",
+	} {
+		if _, err := dictgen.Generate([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
