@@ -1,0 +1,247 @@
+package gs1
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// Error is one problem [Check] found, on one element.
+type Error struct {
+	// Index is the element's index in the list checked (0-based); -1 when the problem is not
+	// of one element (a key given to CheckDigit).
+	Index int
+	// AI is the element's AI as written.
+	AI string
+	// Field is what the problem is about: "ai" (an AI the dictionary does not list), "value"
+	// (its value), or "" for the element as a whole (an AI that needs or excludes another).
+	Field string
+	// Msg says what is wrong, naming the AI: "AI (02) needs AI (37)",
+	// "AI (01): check digit is 4, must be 1".
+	Msg string
+}
+
+// Error returns "element N: Msg".
+func (e *Error) Error() string {
+	if e.Index < 0 {
+		return e.Msg
+	}
+	return "element " + strconv.Itoa(e.Index) + ": " + e.Msg
+}
+
+// Check checks elements against the GS1 Barcode Syntax Dictionary and returns every problem,
+// joined with errors.Join, each an [*Error] naming the AI and its index ([Errors] lists them);
+// nil when there is none. See the package documentation for what is checked.
+func Check(els []Element) error {
+	errs := Errors(els)
+	if len(errs) == 0 {
+		return nil
+	}
+	all := make([]error, len(errs))
+	for i, e := range errs {
+		all[i] = e
+	}
+	return errors.Join(all...)
+}
+
+// Errors returns what [Check] reports, as a list, in the order of the elements.
+func Errors(els []Element) []*Error {
+	c := checker{els: els, entries: make([]*entry, len(els))}
+	for i, el := range els {
+		c.element(i, el)
+	}
+	firstOf := map[string]int{}
+	for i, el := range els {
+		e := c.entries[i]
+		if e == nil {
+			continue
+		}
+		if j, seen := firstOf[el.AI]; seen {
+			if els[j].Value != el.Value {
+				c.add(i, el.AI, "", "AI ("+el.AI+") appears again with a different value: element "+strconv.Itoa(j)+" has "+strconv.Quote(els[j].Value))
+			}
+			continue
+		}
+		firstOf[el.AI] = i
+		c.ex(i, e)
+		c.req(i, e)
+	}
+	c.digsig()
+	// Problems are gathered per kind; give them in the order of the elements.
+	out := make([]*Error, 0, len(c.errs))
+	for i := range els {
+		for _, e := range c.errs {
+			if e.Index == i {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+type checker struct {
+	els     []Element
+	entries []*entry
+	errs    []*Error
+}
+
+func (c *checker) add(i int, ai, field, msg string) {
+	c.errs = append(c.errs, &Error{Index: i, AI: ai, Field: field, Msg: msg})
+}
+
+// element checks one element alone: its AI, its value's length, character set and linters.
+func (c *checker) element(i int, el Element) {
+	name := "AI (" + el.AI + ")"
+	if len(el.AI) < 2 || len(el.AI) > 4 || !allDigits(el.AI) {
+		c.add(i, el.AI, "ai", "AI "+strconv.Quote(el.AI)+" must be 2 to 4 digits")
+		return
+	}
+	e := lookup(el.AI)
+	if e == nil {
+		c.add(i, el.AI, "ai", name+" is not in the GS1 Barcode Syntax Dictionary")
+		return
+	}
+	c.entries[i] = e
+	v := el.Value
+	if v == "" {
+		c.add(i, el.AI, "value", name+": value is empty")
+		return
+	}
+	if min, max := e.minLen(), e.maxLen(); len(v) < min || len(v) > max {
+		want := strconv.Itoa(min)
+		if min != max {
+			want += " to " + strconv.Itoa(max)
+		}
+		c.add(i, el.AI, "value", name+": value "+strconv.Quote(v)+" has "+strconv.Itoa(len(v))+" characters, must have "+want)
+		return
+	}
+	off := 0
+	for k, p := range e.parts {
+		n := min(len(v)-off, p.max)
+		if p.opt && n == 0 {
+			continue
+		}
+		comp := v[off : off+n]
+		if n < p.min {
+			c.add(i, el.AI, "value", name+": value "+strconv.Quote(v)+": component "+strconv.Itoa(k+1)+" has "+strconv.Itoa(n)+" characters, must have "+strconv.Itoa(p.min))
+			return
+		}
+		if err := csets[p.cset](comp); err != nil {
+			c.lintProblem(i, el, off, err)
+		} else {
+			for _, l := range p.linters {
+				if f := linters[l]; f != nil {
+					if err := f(comp); err != nil {
+						c.lintProblem(i, el, off, err)
+						break
+					}
+				}
+			}
+		}
+		off += n
+	}
+	if off < len(v) {
+		c.add(i, el.AI, "value", name+": value "+strconv.Quote(v)+" has "+strconv.Itoa(len(v)-off)+" characters too many")
+	}
+}
+
+func (c *checker) lintProblem(i int, el Element, off int, err *lintErr) {
+	msg := "AI (" + el.AI + "): " + err.msg
+	if err.n == 1 {
+		msg += " (position " + strconv.Itoa(off+err.pos+1) + " of " + strconv.Quote(el.Value) + ")"
+	} else if !strings.Contains(err.msg, el.Value) {
+		msg += " (in " + strconv.Quote(el.Value) + ")"
+	}
+	c.add(i, el.AI, "value", msg)
+}
+
+// present returns the index of an element whose AI matches pattern ("01", "31nn") other than
+// an element of AI self, or -1.
+func (c *checker) present(pattern, self string) int {
+	for j, el := range c.els {
+		if c.entries[j] == nil || el.AI == self || len(el.AI) != len(pattern) {
+			continue
+		}
+		ok := true
+		for k := 0; k < len(pattern); k++ {
+			if pattern[k] != 'n' && pattern[k] != el.AI[k] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return j
+		}
+	}
+	return -1
+}
+
+// ex reports each AI that e excludes and that is present, on e's element.
+func (c *checker) ex(i int, e *entry) {
+	for _, p := range e.ex {
+		if j := c.present(p, e.ai); j >= 0 {
+			c.add(i, e.ai, "", "AI ("+e.ai+") must not appear with AI ("+c.els[j].AI+") (element "+strconv.Itoa(j)+")")
+		}
+	}
+}
+
+// req reports each req= rule of e that no group of present AIs satisfies, on e's element.
+func (c *checker) req(i int, e *entry) {
+	for _, alts := range e.req {
+		satisfied := false
+		for _, group := range alts {
+			all := true
+			for _, p := range group {
+				if c.present(p, e.ai) < 0 {
+					all = false
+					break
+				}
+			}
+			if all {
+				satisfied = true
+				break
+			}
+		}
+		if !satisfied {
+			c.add(i, e.ai, "", "AI ("+e.ai+") needs AI "+alternatives(alts))
+		}
+	}
+}
+
+// alternatives writes req groups as "(01), (02) or (8006) with (21)".
+func alternatives(alts [][]string) string {
+	var b strings.Builder
+	for k, group := range alts {
+		switch {
+		case k == 0:
+		case k == len(alts)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		for m, p := range group {
+			if m > 0 {
+				b.WriteString(" with ")
+			}
+			b.WriteString("(" + p + ")")
+		}
+	}
+	return b.String()
+}
+
+// digsig: a digital signature (8030) signs a serialised key, so GDTI (253), GCN (255) and GRAI
+// (8003) beside it need their optional serial component.
+func (c *checker) digsig() {
+	if c.present("8030", "") < 0 {
+		return
+	}
+	for i, el := range c.els {
+		e := c.entries[i]
+		if e == nil || (e.ai != "253" && e.ai != "255" && e.ai != "8003") {
+			continue
+		}
+		if len(el.Value) == e.minLen() {
+			c.add(i, el.AI, "value", "AI ("+el.AI+") needs its serial component beside a digital signature, AI (8030)")
+		}
+	}
+}
