@@ -71,8 +71,10 @@ func ProblemsOf(err error) Problems {
 // Validate checks the label before anything is sent and returns every problem at once, joined
 // with errors.Join (each a [*Problem]; [ProblemsOf] lists them), or nil. It checks mandatory
 // properties, the shape of every known property, enum values, numbers that must be positive or
-// in a range, points, ITF, EAN-13 and UPC-A data and check digits, DataMatrix and QR sizes, and
-// the braces of dynamic text. Unknown objects and properties are not problems.
+// in a range, points, ITF, EAN-13 and UPC-A data and check digits, DataMatrix and QR sizes,
+// the braces of dynamic text, and GS1 apps and -Plain strings against the GS1 Barcode Syntax
+// Dictionary (package gs1: "objs[0].apps[1]: AI (02) needs AI (37)"). Unknown objects and
+// properties are not problems.
 func (l *Label) Validate() error {
 	ps := l.Problems()
 	if len(ps) == 0 {
@@ -497,7 +499,7 @@ func (v *validator) qr(at string, module *float64, size *int, extraQZ *float64, 
 }
 
 // apps checks the entries of a GS1 object: present, each with an identifier of digits and a
-// value with balanced braces.
+// value with balanced braces, then against the GS1 dictionary (gs1check.go).
 func (v *validator) apps(at string, apps []App, extra map[string]json.RawMessage) {
 	if apps == nil {
 		v.mandatory(at, "apps", false, extra)
@@ -523,13 +525,16 @@ func (v *validator) apps(at string, apps []App, extra map[string]json.RawMessage
 			v.add(p+".value", msg)
 		}
 	}
+	v.gs1Apps(at, apps)
 }
 
-// plain checks the raw element string of a -Plain object.
+// plain checks the raw element string of a -Plain object against the GS1 dictionary
+// (gs1check.go).
 func (v *validator) plain(at string, text *string) {
 	if text == nil || *text == "" || isDynamic(*text) {
 		return
 	}
+	v.gs1Plain(at, *text)
 }
 
 // isDynamic reports whether s holds dynamic text, which is checked once filled.
