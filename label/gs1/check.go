@@ -50,19 +50,38 @@ func Errors(els []Element) []*Error {
 	for i, el := range els {
 		c.element(i, el)
 	}
-	firstOf := map[string]int{}
+	// The first element of each AI has its pairs checked; a later one must repeat its value.
+	// A few elements are scanned, many looked up.
+	var firstOf map[string]int
+	if len(els) > 16 {
+		firstOf = make(map[string]int, len(els))
+	}
 	for i, el := range els {
 		e := c.entries[i]
 		if e == nil {
 			continue
 		}
-		if j, seen := firstOf[el.AI]; seen {
+		j := -1
+		if firstOf != nil {
+			if k, seen := firstOf[el.AI]; seen {
+				j = k
+			} else {
+				firstOf[el.AI] = i
+			}
+		} else {
+			for k := 0; k < i; k++ {
+				if els[k].AI == el.AI {
+					j = k
+					break
+				}
+			}
+		}
+		if j >= 0 {
 			if els[j].Value != el.Value {
-				c.add(i, el.AI, "", "AI ("+el.AI+") appears again with a different value: element "+strconv.Itoa(j)+" has "+strconv.Quote(els[j].Value))
+				c.add(i, el.AI, "value", "AI ("+el.AI+") appears again with a different value: element "+strconv.Itoa(j)+" has "+strconv.Quote(els[j].Value))
 			}
 			continue
 		}
-		firstOf[el.AI] = i
 		c.ex(i, e)
 		c.req(i, e)
 	}
@@ -91,17 +110,17 @@ func (c *checker) add(i int, ai, field, msg string) {
 
 // element checks one element alone: its AI, its value's length, character set and linters.
 func (c *checker) element(i int, el Element) {
-	name := "AI (" + el.AI + ")"
 	if len(el.AI) < 2 || len(el.AI) > 4 || !allDigits(el.AI) {
 		c.add(i, el.AI, "ai", "AI "+strconv.Quote(el.AI)+" must be 2 to 4 digits")
 		return
 	}
 	e := lookup(el.AI)
 	if e == nil {
-		c.add(i, el.AI, "ai", name+" is not in the GS1 Barcode Syntax Dictionary")
+		c.add(i, el.AI, "ai", "AI ("+el.AI+") is not in the GS1 Barcode Syntax Dictionary")
 		return
 	}
 	c.entries[i] = e
+	name := "AI (" + el.AI + ")"
 	v := el.Value
 	if v == "" {
 		c.add(i, el.AI, "value", name+": value is empty")

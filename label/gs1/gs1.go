@@ -40,10 +40,7 @@ package gs1
 
 //go:generate go run gen.go
 
-import (
-	"slices"
-	"strings"
-)
+import "sort"
 
 // GS is the ASCII group separator, which stands for FNC1 between elements of a raw string.
 const GS = '\x1d'
@@ -102,8 +99,9 @@ func (e *entry) maxLen() int {
 
 // lookup returns the dictionary's entry for ai, or nil.
 func lookup(ai string) *entry {
-	i, ok := slices.BinarySearchFunc(table[:], ai, func(e entry, ai string) int { return strings.Compare(e.ai, ai) })
-	if !ok {
+	// By index: an entry is too large to copy at each comparison.
+	i := sort.Search(len(table), func(i int) bool { return table[i].ai >= ai })
+	if i == len(table) || table[i].ai != ai {
 		return nil
 	}
 	return &table[i]
