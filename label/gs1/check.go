@@ -2,6 +2,7 @@ package gs1
 
 import (
 	"errors"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -87,15 +88,8 @@ func Errors(els []Element) []*Error {
 	}
 	c.digsig()
 	// Problems are gathered per kind; give them in the order of the elements.
-	out := make([]*Error, 0, len(c.errs))
-	for i := range els {
-		for _, e := range c.errs {
-			if e.Index == i {
-				out = append(out, e)
-			}
-		}
-	}
-	return out
+	sort.SliceStable(c.errs, func(a, b int) bool { return c.errs[a].Index < c.errs[b].Index })
+	return c.errs
 }
 
 type checker struct {
