@@ -15,7 +15,9 @@ type Error struct {
 	// AI is the element's AI as written.
 	AI string
 	// Field is what the problem is about: "ai" (an AI the dictionary does not list), "value"
-	// (its value), or "" for the element as a whole (an AI that needs or excludes another).
+	// (its value, a value differing from an earlier element of the same AI, a key without
+	// its serial beside a digital signature), or "" for the element as a whole (an AI that
+	// needs or excludes another).
 	Field string
 	// Msg says what is wrong, naming the AI: "AI (02) needs AI (37)",
 	// "AI (01): check digit is 4, must be 1".

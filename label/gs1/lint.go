@@ -3,6 +3,7 @@ package gs1
 import (
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // lintErr is what a linter found wrong in a component: at byte pos of it, n bytes long.
@@ -105,11 +106,10 @@ func charAt(v string, i int) string {
 	for j := i; j > 0 && j > i-3 && v[j]&0xC0 == 0x80; j-- {
 		i = j - 1
 	}
-	r := []rune(v[i:])
-	if len(r) > 0 {
-		return strconv.QuoteRune(r[0])
+	if r, _ := utf8.DecodeRuneInString(v[i:]); r != utf8.RuneError {
+		return strconv.QuoteRune(r)
 	}
-	return strconv.Quote(string(c))
+	return strconv.Quote(v[i : i+1])
 }
 
 func cset(v string, in func(byte) bool, name string) *lintErr {
