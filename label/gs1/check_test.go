@@ -301,13 +301,16 @@ func TestCheckMessages(t *testing.T) {
 }
 
 // TestPublishedExamples: element strings of GS1's own examples (the General Specifications'
-// GS1-128 figure, GS1's example keys as its Digital Link and logistic label examples use
-// them) pass; each with one character changed is rejected for that AI.
+// GS1-128 figure, the Syntax Engine's README examples, GS1's example keys as its Digital Link
+// and logistic label examples use them) pass; each with one character changed or one element
+// added is rejected for that AI.
 func TestPublishedExamples(t *testing.T) {
 	for _, c := range []struct {
 		valid, invalid, badAI string
 	}{
 		{"(01)95012345678903(3103)000123", "(01)95012345678903(3103)00012A", "3103"},
+		{"(01)09521234543213(99)TESTING123", "(01)09521234543213(99)TESTING 123", "99"},
+		{"(01)12312312312333(10)ABC123(99)TEST", "(01)12312312312334(10)ABC123(99)TEST", "01"},
 		{"(01)09501101530003(17)261231(10)AB12", "(01)09501101530003(17)261231(10)AB12|", "10"},
 		{"(01)09506000134352(17)201225(10)ABC123", "(01)09506000134352(17)200229(10)ABC123(17)201225", "17"},
 		{"(01)09506000134376(10)AB-123(21)XYZ", "(01)09506000134376(10)AB-123(21)XYZ(235)TPX1", "21"},
