@@ -47,6 +47,15 @@
 //   - The full list of dynamic-text codes is not documented: [Expand] resolves the codes the
 //     pages show and leaves any other as written, reporting it.
 //
+// # GS1
+//
+// [Label.Validate] checks the apps of GS1-128, GS1-DataMatrix and GS1-QRCode, and the raw
+// string of the -Plain objects AI by AI, against GS1's Barcode Syntax Dictionary with package
+// [github.com/labelprinter/go-labelprinter/label/gs1]: each AI known, its value's length,
+// character set, check digits, dates and other content rules, and the AIs that must or must
+// not appear together, named on the entry of the AI that has the rule
+// (objs[0].apps[1]: AI (02) needs AI (37)).
+//
 // # Dynamic text
 //
 // [Expand] fills dynamic text ({YEAR}, {TIME;...;+20weeks}, {COUNTER;Serial;WIDTH=6},
