@@ -50,6 +50,15 @@ func TestTable(t *testing.T) {
 	if e := lookup("250"); e == nil || len(e.req) != 1 || len(e.req[0][0]) != 2 {
 		t.Fatalf("250: %+v", e)
 	}
+	if title, ok := Title("8030"); !ok || title != "DIGSIG" {
+		t.Fatalf("Title(8030) = %q, %v", title, ok)
+	}
+	if _, ok := Title("89"); ok {
+		t.Fatal("Title(89) found")
+	}
+	if !PredefinedLength("3103") || PredefinedLength("10") || PredefinedLength("89") || PredefinedLength("8003") {
+		t.Fatal("PredefinedLength")
+	}
 	if lookup("89") != nil || lookup("0") != nil || lookupPrefix("0112345") != lookup("01") || lookupPrefix("3103000123") != lookup("3103") {
 		t.Fatal("lookup")
 	}
