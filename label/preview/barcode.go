@@ -364,9 +364,12 @@ func (r *renderer) qr(path, content string, size *int, ecc *string) (m *matrix, 
 	default:
 		r.warn(path+".eccLevel", "eccLevel %q not known; drawn L", e)
 	}
-	hints := map[gozxing.EncodeHintType]any{
-		gozxing.EncodeHintType_GS1_FORMAT:    true,
-		gozxing.EncodeHintType_CHARACTER_SET: "UTF-8",
+	hints := map[gozxing.EncodeHintType]any{gozxing.EncodeHintType_GS1_FORMAT: true}
+	for _, c := range content {
+		if c > 0xff { // beyond ISO-8859-1, QR's default: UTF-8, announced by an ECI
+			hints[gozxing.EncodeHintType_CHARACTER_SET] = "UTF-8"
+			break
+		}
 	}
 	if size != nil {
 		s := *size

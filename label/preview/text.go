@@ -577,4 +577,3 @@ func (r *renderer) drawLine(gs []glyph, x, y float64, extra float64) {
 		x += g.adv
 	}
 }
-
