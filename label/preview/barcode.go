@@ -463,6 +463,7 @@ func (r *renderer) drawLinear(l *linear, a *label.Anchor, path string) {
 	}
 	b := r.box(a, w, l.heightPx, path)
 	q := image.Rect(b.Min.X-l.quiet[0], b.Min.Y, b.Max.X+l.quiet[1], b.Max.Y)
+	r.edge(q, path)
 	r.fill(q, r.bg)
 	black := color.RGBA{0, 0, 0, 255}
 	x := b.Min.X
@@ -486,7 +487,9 @@ func (r *renderer) drawLinear(l *linear, a *label.Anchor, path string) {
 // label's background.
 func (r *renderer) drawMatrix(m *matrix, mx, my int, c color.RGBA, a *label.Anchor, path string) {
 	b := r.box(a, m.w*mx, m.h*my, path)
-	r.fill(image.Rect(b.Min.X-m.quiet*mx, b.Min.Y-m.quiet*my, b.Max.X+m.quiet*mx, b.Max.Y+m.quiet*my), r.bg)
+	q := image.Rect(b.Min.X-m.quiet*mx, b.Min.Y-m.quiet*my, b.Max.X+m.quiet*mx, b.Max.Y+m.quiet*my)
+	r.edge(q, path)
+	r.fill(q, r.bg)
 	vis := b.Intersect(r.img.Bounds())
 	if vis.Empty() {
 		return
@@ -509,5 +512,16 @@ func (r *renderer) drawMatrix(m *matrix, mx, my int, c color.RGBA, a *label.Anch
 			r.fill(image.Rect(b.Min.X+x*mx, y0, b.Min.X+e*mx, y0+my), c)
 			x = e
 		}
+	}
+}
+
+// edge warns when a symbol or its quiet zone runs past the label's edge: the printed symbol
+// would be cut and would not scan.
+func (r *renderer) edge(q image.Rectangle, path string) {
+	if !q.In(r.img.Bounds()) {
+		b := r.img.Bounds()
+		r.warn(path, "the symbol with its quiet zone spans %.1f..%.1f x %.1f..%.1f mm, past the label's %.1f x %.1f mm: it would be cut",
+			float64(q.Min.X)/r.sx, float64(q.Max.X)/r.sx, float64(q.Min.Y)/r.sy, float64(q.Max.Y)/r.sy,
+			float64(b.Dx())/r.sx, float64(b.Dy())/r.sy)
 	}
 }

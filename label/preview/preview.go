@@ -198,12 +198,12 @@ func (r *renderer) setup(l *label.Label) error {
 	if max <= 0 {
 		max = DefaultMaxPixels
 	}
-	fw, fh := math.Round(w*r.sx), math.Round(h*r.sy)
+	fw, fh := math.Max(1, math.Round(w*r.sx)), math.Max(1, math.Round(h*r.sy))
 	if fw*fh > float64(max) {
 		return fmt.Errorf("%w: %v x %v mm at %v x %v dpi is %.0f x %.0f pixels, over the cap of %d (Options.MaxPixels)",
 			ErrTooLarge, w, h, r.dpiX, r.dpiY, fw, fh, max)
 	}
-	pw, ph := max1(int(fw)), max1(int(fh))
+	pw, ph := int(fw), int(fh)
 	r.img = image.NewRGBA(image.Rect(0, 0, pw, ph))
 	r.bg = color.RGBA{255, 255, 255, 255}
 	if l.BgColor != nil {
@@ -434,11 +434,9 @@ func (r *renderer) mark(b image.Rectangle) {
 		return
 	}
 	n := max1(b.Dx())
-	for i := 0; i < n; i++ {
+	// Only the visible columns: a hostile box may be a billion pixels wide.
+	for i := max(0, vis.Min.X-b.Min.X); i < min(n, vis.Max.X-b.Min.X); i++ {
 		x := b.Min.X + i
-		if x < vis.Min.X || x >= vis.Max.X {
-			continue
-		}
 		y1 := b.Min.Y + i*b.Dy()/n
 		y2 := b.Max.Y - 1 - i*b.Dy()/n
 		r.fill(image.Rect(x, y1, x+t, y1+t), markColor)

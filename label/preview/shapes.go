@@ -176,7 +176,8 @@ func (r *renderer) bitmap(o *label.StaticBitmap, path string) {
 		return
 	}
 	// Scaled to the box by nearest neighbour, as a printer prints dots.
-	scaled := image.NewRGBA(b)
+	// Only the visible part is scaled: a box far larger than the label costs nothing more.
+	scaled := image.NewRGBA(vis)
 	xdraw.NearestNeighbor.Scale(scaled, b, img, img.Bounds(), draw.Src, nil)
 	if fg == nil && bg == nil {
 		draw.Draw(r.img, vis, scaled, vis.Min, draw.Over)

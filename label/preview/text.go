@@ -350,7 +350,7 @@ func (r *renderer) text(o *label.Text, path string) {
 		return
 	}
 	stretch := label.Or(f.Width, label.DefaultFontWidth)
-	if !finite(stretch) || stretch <= 0 || stretch > 100 {
+	if !finite(stretch) || stretch <= 0 || stretch > 10 {
 		r.warn(path+".font.width", "font width %v; drawn as 1", stretch)
 		stretch = 1
 	}
@@ -361,7 +361,7 @@ func (r *renderer) text(o *label.Text, path string) {
 	}
 	// A glyph bigger than the image is never needed: clamp so a hostile height cannot make
 	// the rasterizer allocate without bound.
-	limit := 2 * float64(max(r.img.Bounds().Dx(), r.img.Bounds().Dy()))
+	limit := float64(max(r.img.Bounds().Dx(), r.img.Bounds().Dy()))
 	warned := map[string]bool{}
 	var paras [][]glyph
 	var cur []glyph
@@ -569,9 +569,12 @@ func (r *renderer) drawLine(gs []glyph, x, y float64, extra float64) {
 				x0 := int(math.Round(x + float64(dr.Min.X-int(math.Round(x)))*g.stretch))
 				sr := image.Rect(maskp.X, maskp.Y, maskp.X+dr.Dx(), maskp.Y+dr.Dy())
 				dst := image.Rect(x0, dr.Min.Y, x0+max1(sw), dr.Max.Y)
-				a := image.NewAlpha(image.Rect(0, 0, dst.Dx(), dst.Dy()))
-				xdraw.ApproxBiLinear.Scale(a, a.Bounds(), mask, sr, draw.Src, nil)
-				draw.DrawMask(r.img, dst, src, image.Point{}, a, image.Point{}, draw.Over)
+				vis := dst.Intersect(bounds)
+				if !vis.Empty() {
+					a := image.NewAlpha(vis) // only the visible part is scaled
+					xdraw.ApproxBiLinear.Scale(a, dst, mask, sr, draw.Src, nil)
+					draw.DrawMask(r.img, vis, src, image.Point{}, a, vis.Min, draw.Over)
+				}
 			}
 		}
 		x += g.adv
