@@ -110,6 +110,7 @@ func RenderContext(ctx context.Context, l *label.Label, opts *Options) (*image.R
 	}
 	r.objects(filled.Objs, "objs")
 	img := r.rotate(filled)
+	sortWarnings(r.warns)
 	return img, r.warns, nil
 }
 
@@ -461,4 +462,45 @@ func (r *renderer) unknown(o *label.Unknown, path string) {
 	a := label.Anchor{X: g.X, Y: g.Y, HAnchor: g.HAnchor, VAnchor: g.VAnchor}
 	r.mark(r.mmBox(&a, *g.Width, *g.Height, path))
 	r.warn(path, "object type %q not known to the preview; drawn as a marked box", typ)
+}
+
+// sortWarnings puts the warnings in the order of the objects they are about (the label's own
+// first), keeping the order of each object's warnings.
+func sortWarnings(ws Warnings) {
+	sort.SliceStable(ws, func(i, j int) bool {
+		a, b := placeOf(ws[i].Path), placeOf(ws[j].Path)
+		for k := 0; k < len(a) && k < len(b); k++ {
+			if a[k] != b[k] {
+				return a[k] < b[k]
+			}
+		}
+		return len(a) < len(b)
+	})
+}
+
+// placeOf returns the object indexes of a path: objs[2].children[0].text is 2, 0.
+func placeOf(path string) []int {
+	if !strings.HasPrefix(path, "objs[") {
+		return nil
+	}
+	var idx []int
+	for {
+		i := strings.IndexByte(path, '[')
+		if i < 0 {
+			return idx
+		}
+		j := strings.IndexByte(path[i:], ']')
+		if j < 0 {
+			return idx
+		}
+		n, err := strconv.Atoi(path[i+1 : i+j])
+		if err != nil {
+			return idx
+		}
+		idx = append(idx, n)
+		path = path[i+j+1:]
+		if !strings.HasPrefix(path, ".children[") {
+			return idx
+		}
+	}
 }
