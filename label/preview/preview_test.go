@@ -208,6 +208,9 @@ func TestUnknownIsMarkedAndWarned(t *testing.T) {
 	if c := img.RGBAAt(100, 100); c != (color.RGBA{255, 0, 255, 255}) {
 		t.Errorf("marked box corner is %v", c)
 	}
+	if c := img.RGBAAt(5, 5); c != (color.RGBA{0, 0, 0, 255}) { // a Rect without fillColor
+		t.Errorf("a Rect without fillColor is %v, want black", c)
+	}
 }
 
 func TestPolyLineDashes(t *testing.T) {
