@@ -27,12 +27,11 @@ const defaultBarDots = 3
 
 // linear is a linear symbol: bar and space widths in pixels, starting with a bar.
 type linear struct {
-	runs       []int
-	quiet      [2]int // left and right quiet zones, pixels
-	hBear      int    // ITF bearer bars above and below, pixels
-	vBear      int    // and at the ends
-	heightPx   int
-	moduleSize int
+	runs     []int
+	quiet    [2]int // left and right quiet zones, pixels
+	hBear    int    // ITF bearer bars above and below, pixels
+	vBear    int    // and at the ends
+	heightPx int
 }
 
 // matrix is a 2D symbol: modules, true is dark.
@@ -111,6 +110,9 @@ func (r *renderer) barcode(o label.Object, path string) {
 	case *label.Code128:
 		mw := r.barWidth(path, o.BarWidth)
 		text := label.Or(o.Text, "")
+		if err = noEscapes(text); err != nil {
+			break
+		}
 		hints := map[gozxing.EncodeHintType]any{}
 		switch enc := label.Or(o.Encoding, label.DefaultEncoding); enc {
 		case "AUTO":
@@ -129,6 +131,9 @@ func (r *renderer) barcode(o label.Object, path string) {
 		}
 	case *label.GS1128:
 		mw := r.barWidth(path, o.BarWidth)
+		if err = noEscapes(gs1Content(o.Apps, "")); err != nil {
+			break
+		}
 		content := string(fnc1) + gs1Content(o.Apps, string(fnc1))
 		lin, err = oneD(oned.NewCode128Writer(), gozxing.BarcodeFormat_CODE_128, content, nil, mw, 10)
 		if lin != nil {
@@ -228,6 +233,17 @@ func (r *renderer) barcode(o label.Object, path string) {
 		return
 	}
 	r.drawMatrix(mat, modX, modY, col, pos.Position(), path)
+}
+
+// noEscapes refuses the characters gozxing's Code 128 writer reads as FNC1 to FNC4
+// (U+00F1 to U+00F4), which would otherwise be drawn as function characters, not as text.
+func noEscapes(text string) error {
+	for i, c := range text {
+		if c >= '\u00f1' && c <= '\u00f4' {
+			return fmt.Errorf("character %q at byte %d cannot be drawn in Code 128", c, i)
+		}
+	}
+	return nil
 }
 
 func (r *renderer) ratio(path string, p *float64) float64 {
@@ -343,7 +359,7 @@ func oneD(w gozxing.Writer, f gozxing.BarcodeFormat, text string, hints map[gozx
 	if len(runs) > 0 && runs[0] == 0 { // cannot start with a space, but be safe
 		runs = runs[1:]
 	}
-	return &linear{runs: runs, quiet: [2]int{quiet * mw, quiet * mw}, moduleSize: mw}, nil
+	return &linear{runs: runs, quiet: [2]int{quiet * mw, quiet * mw}}, nil
 }
 
 func (r *renderer) qr(path, content string, size *int, ecc *string) (m *matrix, err error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/xml"
 	"image"
+	"image/color"
 	"image/png"
 	"os"
 	"os/exec"
@@ -281,6 +282,23 @@ func TestQuietZones(t *testing.T) {
 		}
 		if n != tc.clear {
 			t.Errorf("%s: %d pixels cleared left of the symbol, want %d", tc.obj, n, tc.clear)
+		}
+	}
+}
+
+// TestUndrawableSymbol: data a symbology cannot hold is a marked box and a warning naming why.
+func TestUndrawableSymbol(t *testing.T) {
+	for _, tc := range []struct{ obj, msg string }{
+		{`{"type":"Code128","x":5,"y":5,"text":"Año","barHeight":10}`, `Code128 not drawn (character 'ñ' at byte 1 cannot be drawn in Code 128); drawn as a marked box`},
+		{`{"type":"ITF","x":5,"y":5,"text":"123","barHeight":10}`, `ITF not drawn (ITF needs an even number of digits, not "123"); drawn as a marked box`},
+		{`{"type":"Code39","x":5,"y":5,"text":"abc","barHeight":10}`, `Code39 not drawn (character 'a' at 0 is not in Code 39); drawn as a marked box`},
+	} {
+		img, w := render(t, parse(t, `{"format":3,"width":40,"height":30,"objs":[`+tc.obj+`]}`), &preview.Options{DPI: 254})
+		if len(w) != 1 || w[0].String() != "objs[0]: "+tc.msg {
+			t.Errorf("%s: %v", tc.obj, w)
+		}
+		if img.RGBAAt(50, 50) != (color.RGBA{255, 0, 255, 255}) { // the box's corner at x, y
+			t.Errorf("%s: no marked box at its place", tc.obj)
 		}
 	}
 }

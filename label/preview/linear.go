@@ -64,7 +64,7 @@ func code39(text string, check bool, ratio float64, mw int) (*linear, error) {
 	}
 	add(code39Star)
 	runs = runs[:len(runs)-1]
-	return &linear{runs: runs, quiet: [2]int{10 * n, 10 * n}, moduleSize: mw}, nil
+	return &linear{runs: runs, quiet: [2]int{10 * n, 10 * n}}, nil
 }
 
 // itfPatterns are the five elements of each digit, 1 = wide.
@@ -91,5 +91,5 @@ func itf(text string, ratio float64, mw int) (*linear, error) {
 		}
 	}
 	runs = append(runs, w, n, n)
-	return &linear{runs: runs, quiet: [2]int{10 * n, 10 * n}, moduleSize: mw}, nil
+	return &linear{runs: runs, quiet: [2]int{10 * n, 10 * n}}, nil
 }

@@ -403,21 +403,16 @@ func (r *renderer) text(o *label.Text, path string) {
 		width = *o.Width * r.sx
 	}
 	type line struct {
-		g       []glyph
-		w       float64
-		em      float64
-		justify bool
+		g  []glyph
+		w  float64
+		em float64
 	}
 	var lines []line
 	for _, p := range paras {
 		for _, l := range wrap(p, width) {
 			lines = append(lines, line{g: l, w: lineWidth(l)})
 		}
-		if len(lines) > 0 {
-			lines[len(lines)-1].justify = false
-		}
 	}
-	// Every wrapped line but a paragraph's last is justified when asked.
 	hAlign := label.Or(o.HAlign, "LEFT")
 	boxW := 0.0
 	total := 0.0
@@ -456,6 +451,7 @@ func (r *renderer) text(o *label.Text, path string) {
 		r.warn(path+".hAlign", "hAlign %q not known; drawn LEFT", hAlign)
 		hAlign = "LEFT"
 	}
+	// Every wrapped line but a paragraph's last is justified when asked.
 	paraEnd := map[int]bool{}
 	n := 0
 	for _, p := range paras {
