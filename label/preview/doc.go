@@ -13,11 +13,17 @@
 // label is 591 x 354 pixels at 300 dpi), turned by the label's rotation (CW90, CW180, CCW90)
 // as it leaves the printer. A box given in mm (Rect, StaticBitmap) has its edges rounded, so a
 // 20 mm square at x = 10 mm covers pixels 118 to 353 at 300 dpi. A barcode's module is a whole
-// number of pixels (barWidth or moduleSize rounded, at least one), as a printer prints whole
-// dots, and its box is the symbol; the quiet zone lies outside the box and is cleared to the
+// number of pixels (barWidth or moduleSize rounded, at least one; an absent barWidth is 3
+// dots), as a printer prints whole dots, and its box is the symbol; the quiet zone lies outside the box and is cleared to the
 // label's background (no ink). x and y place the point of an object's box named by hAnchor
 // (LEFT, CENTER, RIGHT) and vAnchor (TOP, CENTER, BOTTOM), LEFT and TOP when absent, as
 // package label reads them.
+//
+// # Stored images
+//
+// A StaticBitmap whose bitmap is not a base64 PNG names an image stored on the printer: it is
+// read through Options.Images (ImagesFrom reads it from a printer), and drawn as a marked box
+// with a warning when there is no resolver or the resolver cannot give it.
 //
 // # Nothing is dropped silently
 //
