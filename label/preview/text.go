@@ -22,6 +22,7 @@ import (
 	"golang.org/x/image/font/gofont/gomonoitalic"
 	"golang.org/x/image/font/gofont/goregular"
 	"golang.org/x/image/font/opentype"
+	"golang.org/x/image/font/sfnt"
 	"golang.org/x/image/math/fixed"
 )
 
@@ -363,6 +364,8 @@ func (r *renderer) text(o *label.Text, path string) {
 	// the rasterizer allocate without bound.
 	limit := float64(max(r.img.Bounds().Dx(), r.img.Bounds().Dy()))
 	warned := map[string]bool{}
+	missing := ""
+	var buf sfnt.Buffer
 	var paras [][]glyph
 	var cur []glyph
 	for _, rn := range r.runs(*o.Text, base, label.Or(o.StyleFormat, label.DefaultStyleFormat), path) {
@@ -383,20 +386,28 @@ func (r *renderer) text(o *label.Text, path string) {
 		if face == nil {
 			continue
 		}
-		for _, c := range rn.text {
+		for _, ch := range rn.text {
+			c := ch
 			if c == '\n' {
 				paras = append(paras, cur)
 				cur = nil
 				continue
 			}
 			adv, ok := face.face.GlyphAdvance(c)
-			if !ok {
-				adv, _ = face.face.GlyphAdvance('?')
+			if gi, err := fe.f.GlyphIndex(&buf, c); !ok || err != nil || gi == 0 {
+				c = '?' // the font has no glyph for it (index 0 is .notdef)
+				adv, _ = face.face.GlyphAdvance(c)
+				if !strings.ContainsRune(missing, ch) && len(missing) < 64 {
+					missing += string(ch)
+				}
 			}
 			cur = append(cur, glyph{r: c, fe: face, col: rn.st.color, adv: float64(adv)/64*stretch + ls, em: em, stretch: stretch})
 		}
 	}
 	paras = append(paras, cur)
+	if missing != "" {
+		r.warn(path+".text", "characters %q are not in the font; drawn as ?", missing)
+	}
 
 	width := -1.0
 	if o.Width != nil && finite(*o.Width) && *o.Width > 0 {
@@ -550,11 +561,7 @@ func (r *renderer) drawLine(gs []glyph, x, y float64, extra float64) {
 			continue
 		}
 		dot := fixed.Point26_6{X: fixed.Int26_6(math.Round(x * 64)), Y: fixed.Int26_6(math.Round(y * 64))}
-		c := g.r
-		if _, ok := g.fe.face.GlyphAdvance(c); !ok {
-			c = '?'
-		}
-		dr, mask, maskp, _, ok := g.fe.face.Glyph(dot, c)
+		dr, mask, maskp, _, ok := g.fe.face.Glyph(dot, g.r)
 		if ok && !dr.Empty() {
 			src := image.NewUniform(g.col)
 			if g.stretch == 1 {

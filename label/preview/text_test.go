@@ -119,3 +119,13 @@ func TestTextLayout(t *testing.T) {
 		t.Error("a filled variable draws differently from its value")
 	}
 }
+
+// TestMissingGlyphs: a character the font does not have is drawn as ? and warned about.
+func TestMissingGlyphs(t *testing.T) {
+	l := parse(t, `{"format":3,"width":60,"height":10,"objs":[
+		{"type":"Text","x":1,"y":1,"text":"Tōkyō 東京","font":{"family":"Go","style":"Regular","height":4},"color":"black"}]}`)
+	_, w := render(t, l, nil)
+	if w.String() != `objs[0].text: characters "東京" are not in the font; drawn as ?` {
+		t.Errorf("warnings: %v", w)
+	}
+}
