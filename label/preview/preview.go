@@ -93,6 +93,9 @@ func RenderContext(ctx context.Context, l *label.Label, opts *Options) (*image.R
 	if l == nil {
 		return nil, nil, errors.New("preview: no label")
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	var o Options
 	if opts != nil {
 		o = *opts

@@ -148,16 +148,20 @@ func (r *renderer) lookupFont(family, style string) *fontEntry {
 	return &fontEntry{f: mustGo("go", gs), warn: fmt.Sprintf("font %q not given; drawn with %s", family, titles[gs])}
 }
 
-// mustGo parses one of Go's fonts, which are known good.
+// mustGo parses one of Go's fonts, which are known good; nil if one ever is not, and the text
+// is then not drawn (and warned about) rather than the render failing.
 func mustGo(family, style string) *opentype.Font {
 	f, err := opentype.Parse(goFonts[family][style])
 	if err != nil {
-		panic("preview: Go font: " + err.Error()) // the embedded fonts are known to parse
+		return nil
 	}
 	return f
 }
 
 func (r *renderer) face(f *opentype.Font, size float64) *faceEntry {
+	if f == nil {
+		return nil
+	}
 	k := faceKey{f, size}
 	if e, ok := r.faces[k]; ok {
 		return e
@@ -384,6 +388,7 @@ func (r *renderer) text(o *label.Text, path string) {
 		}
 		face := r.face(fe.f, em)
 		if face == nil {
+			r.warn(path, "font %q %s cannot be used; text not drawn", rn.st.family, rn.st.style)
 			continue
 		}
 		for _, ch := range rn.text {
