@@ -45,6 +45,7 @@ var flagRules = map[string]valueRule{
 	"auto-print-gap":      {zeroOK: true}, // nm
 	"auto-print-interval": {zeroOK: true}, // nm
 	"expire-after":        {},             // outbox: 0 would be the default, unasked
+	"dpi":                 {zeroOK: true}, // labels preview: 0 is the label's resolution
 }
 
 // checkFlags applies flagRules to the flags of cmd that were given, so a mistake exits 2 naming

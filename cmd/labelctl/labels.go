@@ -83,6 +83,7 @@ func (a *app) labelsCommand() *cobra.Command {
 			})
 		},
 	})
+	cmd.AddCommand(a.labelsPreviewCommand())
 	return cmd
 }
 

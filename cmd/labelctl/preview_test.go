@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/makiuchi-d/gozxing"
+	"github.com/makiuchi-d/gozxing/qrcode"
+	"golang.org/x/image/font/gofont/goregular"
+)
+
+const previewLabel = `{"format":3,"width":50,"height":30,"objs":[
+	{"type":"Text","x":2,"y":2,"text":"PALLET {{Pallet}}","font":{"family":"Arial","style":"Bold","height":4},"color":"black"},
+	{"type":"GS1-QRCode","x":25,"y":18,"hAnchor":"CENTER","vAnchor":"CENTER","moduleSize":0.5,"apps":[{"id":"10","value":"{{Pallet}}"}]}]}`
+
+func readPNGSize(t *testing.T, data []byte) (int, int) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	return img.Bounds().Dx(), img.Bounds().Dy()
+}
+
+// TestLabelsPreview: --file offline and NAME from the simulator (filled by its /simulation
+// when a row is named) write a PNG of the label's size; warnings go to stderr, exit 0, or 1
+// with --strict; --font maps a family.
+func TestLabelsPreview(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := writeFile(t, "label.json", []byte(previewLabel))
+	out := filepath.Join(dir, "a.png")
+
+	r := cli(t, ctx, nil, "", "labels", "preview", "--file", file, "-o", out, "--dpi", "600").ok(t)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, h := readPNGSize(t, data); w != 1181 || h != 709 {
+		t.Errorf("50 x 30 mm at 600 dpi: %d x %d", w, h)
+	}
+	want := "warning: objs[0].text: {{Pallet}} at byte 7: a table column needs a table row; shown as written\n" +
+		"warning: objs[0]: font \"Arial\" not given; drawn with Go Bold\n" +
+		"warning: objs[1].apps[0].value: {{Pallet}} at byte 0: a table column needs a table row; shown as written\n"
+	if r.stderr != want || r.stdout != "" {
+		t.Errorf("stderr:\n%s\nwant:\n%s\nstdout %q", r.stderr, want, r.stdout)
+	}
+	if r := cli(t, ctx, nil, "", "labels", "preview", "--file", file, "-o", out, "--strict"); r.code != 1 ||
+		!strings.HasSuffix(r.stderr, "labelctl: the preview has 3 warnings (--strict)\n") {
+		t.Errorf("--strict: exit %d, %q", r.code, r.stderr)
+	}
+	ttf := writeFile(t, "font.ttf", goregular.TTF)
+	r = cli(t, ctx, nil, previewLabel, "labels", "preview", "--file", "-", "--out", "-", "--font", "Arial:Bold="+ttf)
+	if r.code != 0 || strings.Contains(r.stderr, "Arial") {
+		t.Errorf("--font: exit %d, %q", r.code, r.stderr)
+	}
+	for _, args := range [][]string{
+		{"labels", "preview", "--file", file},                               // no -o
+		{"labels", "preview", "-o", out},                                    // neither NAME nor --file
+		{"labels", "preview", "NAME", "--file", file, "-o", out},            // both
+		{"labels", "preview", "--file", file, "-o", out, "--font", "Arial"}, // no =FILE
+		{"labels", "preview", "--file", file, "-o", out, "--font", "Arial=/no/such.ttf"},
+		{"labels", "preview", "--file", file, "-o", out, "--table", "T"},
+		{"labels", "preview", "--file", "/no/such.json", "-o", out},
+	} {
+		if r := cli(t, ctx, nil, "", args...); r.code != 2 || !strings.HasPrefix(r.stderr, "labelctl: ") {
+			t.Errorf("%v: exit %d, %q", args, r.code, r.stderr)
+		}
+	}
+
+	srv := startSim(t)
+	env := map[string]string{"LABELPRINTER_URL": srv.URL}
+	cli(t, ctx, env, previewLabel, "labels", "put", "PALLET", "-").ok(t)
+	cli(t, ctx, env, `{"columns":["Pallet"],"rows":[["P-0007"]]}`, "tables", "put", "PALLETS", "-").ok(t)
+	r = cli(t, ctx, env, "", "labels", "preview", "PALLET", "--table", "PALLETS", "--key-column", "Pallet", "--key", "P-0007", "-o", "-")
+	if r.code != 0 || r.stderr != "warning: objs[0]: font \"Arial\" not given; drawn with Go Bold\n" {
+		t.Fatalf("from the simulator: exit %d, %q", r.code, r.stderr)
+	}
+	img, err := png.Decode(strings.NewReader(r.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bmp, _ := gozxing.NewBinaryBitmap(gozxing.NewHybridBinarizer(gozxing.NewLuminanceSourceFromImage(img)))
+	res, err := qrcode.NewQRCodeReader().Decode(bmp, nil)
+	if err != nil || res.GetText() != "10P-0007" {
+		t.Errorf("the QR Code filled by the simulator reads %v, %v", res, err)
+	}
+	if r := cli(t, ctx, env, "", "labels", "preview", "NOPE", "-o", out); r.code != 1 || !strings.Contains(r.stderr, "404") {
+		t.Errorf("unknown label: exit %d, %q", r.code, r.stderr)
+	}
+}
