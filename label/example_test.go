@@ -67,10 +67,10 @@ func Example_shippingLabel() {
 			&label.GS1128{Anchor: label.Anchor{X: label.Ptr(5.0), Y: label.Ptr(20.0)},
 				Apps: []label.App{
 					{ID: "01", Value: "09501101530003"},
-					{ID: "10", Value: "LOT42"},
 					{ID: "15", Value: "250221"},
+					{ID: "10", Value: "LOT42"}, // variable length last: no FNC1 separator needed
 				},
-				BarHeight: label.Ptr(20.0), BarWidth: label.Ptr(0.4)},
+				BarHeight: label.Ptr(20.0), BarWidth: label.Ptr(0.3)},
 			&label.EAN13{Anchor: label.Anchor{X: label.Ptr(5.0), Y: label.Ptr(45.0)},
 				Text: label.Ptr("950110153000"), BarHeight: label.Ptr(18.0), BarWidth: label.Ptr(0.33)},
 		},
