@@ -16,7 +16,9 @@
 // and its "queued" result was taken by the broker. A crash before that leaves the command
 // with the broker, which delivers it again; a command whose id the outbox already holds adds
 // nothing and is answered "duplicate". Invalid commands are answered "invalid", acknowledged
-// and never executed.
+// and never executed; a job member that is not one of the maker's documented print-job
+// attributes, spelled exactly, makes its command invalid. A job without "copies" prints on
+// every trigger until it is deselected.
 //
 // # Topics
 //

@@ -24,7 +24,7 @@ func (jf *jobFlags) declare(f *pflag.FlagSet) {
 	f.StringVar(&job.TableName, "table", "", "table for a database selection")
 	f.StringVar(&job.KeyColumn, "key-column", "", "column searched for --key")
 	f.StringVar(&job.Key, "key", "", "value searched in --key-column")
-	f.IntVar(&job.Copies, "copies", 0, "number of copies (0: unlimited)")
+	f.IntVar(&job.Copies, "copies", 0, "number of copies (0: every trigger prints until the job is deselected)")
 	f.StringVar(&job.CopiesColumn, "copies-column", "", "table column holding the number of copies")
 	f.BoolVar(&jf.queue, "queue", false, "add to the queue instead of replacing it")
 	f.BoolVar(&jf.freeze, "freeze", false, "freeze the label's content at selection")
