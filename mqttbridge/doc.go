@@ -22,8 +22,9 @@
 //
 // # Topics
 //
-// Under <topic_prefix>/<printer name>: status and counters (retained), result (QoS 1), and
-// cmd/printJob, cmd/trigger, cmd/abortPrint, cmd/cancel, cmd/resend; <topic_prefix>/bridge/online
+// Under <topic_prefix>/<printer name>: status, counters and outbox ([OutboxState]; retained),
+// result (QoS 1), and cmd/printJob, cmd/trigger, cmd/abortPrint, cmd/cancel, cmd/resend;
+// <topic_prefix>/bridge/online
 // says "online" or "offline" (also the connection's Will, with a Will Delay Interval of 0).
 // Every result of a command also goes to its MQTT 5 Response Topic with its Correlation Data.
 // The README of cmd/labelprinter-mqtt has the payloads.
