@@ -100,7 +100,8 @@ func fieldErr(field, format string, args ...any) *ConfigError {
 }
 
 // LoadConfig reads, parses and checks the YAML file at path. Relative file names inside it
-// (password_file, certificate files, state_dir) are taken relative to the file's directory.
+// (password_file, certificate files, state_dir) are taken relative to the file's directory; a
+// state_dir of "~/..." is under the user's home directory.
 // Every error is a *ConfigError naming the field.
 func LoadConfig(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
@@ -139,6 +140,10 @@ func ParseConfig(b []byte, dir string) (*Config, error) {
 			}
 		}
 		c.Printers = append(c.Printers, p)
+	}
+	var err error
+	if c.StateDir, err = expandHome(c.StateDir); err != nil {
+		return nil, &ConfigError{Field: "state_dir", Err: err}
 	}
 	if dir != "" {
 		c.setDirectory(dir)
