@@ -45,6 +45,7 @@ var flagRules = map[string]valueRule{
 	"auto-print-gap":      {zeroOK: true}, // nm
 	"auto-print-interval": {zeroOK: true}, // nm
 	"expire-after":        {},             // outbox: 0 would be the default, unasked
+	"wait-timeout":        {zeroOK: true}, // 0: no limit
 }
 
 // checkFlags applies flagRules to the flags of cmd that were given, so a mistake exits 2 naming

@@ -32,6 +32,7 @@ var numericFlags = map[string]struct {
 	"expire-after":        {false, "an entry that expires at once"},
 	"older-than":          {true, "prune every finished entry"},
 	"retry":               {false, "0 would retry without pause"},
+	"wait-timeout":        {true, "no limit"},
 }
 
 func numericKind(f *pflag.Flag) string {
