@@ -124,6 +124,9 @@ func ParseConfig(b []byte, dir string) (*Config, error) {
 		} `yaml:"printers"`
 	}
 	if err := yaml.UnmarshalStrict(b, &shadow); err != nil {
+		if uf := unknownFieldError(err, reflect.TypeOf(shadow), "", true); uf != nil {
+			return nil, &ConfigError{Err: uf}
+		}
 		return nil, &ConfigError{Err: fmt.Errorf("parsing YAML: %w", err)}
 	}
 	c := shadow.Config
@@ -136,6 +139,9 @@ func ParseConfig(b []byte, dir string) (*Config, error) {
 				err = yaml.UnmarshalStrict(raw, &p.HTTPClientConfig)
 			}
 			if err != nil {
+				if uf := unknownFieldError(err, reflect.TypeOf(p.HTTPClientConfig), "", false); uf != nil {
+					err = uf
+				}
 				return nil, &ConfigError{Field: fmt.Sprintf("printers[%d].http_client_config", i), Err: err}
 			}
 		}
