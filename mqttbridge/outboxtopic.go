@@ -20,6 +20,11 @@ const topicOutbox = "outbox" // P/outbox, retained
 // outboxListMax bounds the ids an outbox message lists per state; the rest are counted.
 const outboxListMax = 50
 
+// outboxGap is the least time between two P/outbox messages of one printer: the first change
+// after a quiet spell is published at once, and the changes within outboxGap after it
+// together in one message at its end.
+const outboxGap = 200 * time.Millisecond
+
 // OutboxState is the payload of P/outbox: how many of the printer's commands the outbox holds
 // in each state, and the oldest unknown and pending ones.
 type OutboxState struct {
@@ -41,8 +46,8 @@ type OutboxState struct {
 // OutboxEntry is one entry listed on P/outbox.
 type OutboxEntry struct {
 	ID string `json:"id"`
-	// Since is when the entry entered its state; AgeSeconds is the whole seconds from then to
-	// the message's time.
+	// Since is when a pending entry was enqueued, or when an unknown one became unknown;
+	// AgeSeconds is the whole seconds from then to the message's time.
 	Since      time.Time `json:"since"`
 	AgeSeconds int64     `json:"ageSeconds"`
 }
@@ -97,7 +102,13 @@ func (v *outboxView) apply(e outbox.Entry) {
 			open = map[string]openEntry{}
 			v.open[e.Printer] = open
 		}
-		open[e.ID] = openEntry{state: e.State, since: e.Updated}
+		// A pending entry waits since it was enqueued, retries to a printer that is down
+		// included; an unknown one waits for a person since it became unknown.
+		since := e.Enqueued
+		if e.State == outbox.Unknown {
+			since = e.Updated
+		}
+		open[e.ID] = openEntry{state: e.State, since: since}
 		return
 	}
 	delete(open, e.ID)
@@ -158,8 +169,8 @@ func (b *Bridge) outboxChanged(ctl *controller, e outbox.Entry) {
 	}
 }
 
-// publishOutbox queues p's P/outbox, unless a message for it is queued already: then that
-// one's sending queues the next, with every change made meanwhile.
+// publishOutbox queues p's P/outbox, unless a message for it is queued already or was sent
+// less than outboxGap ago: then the next one follows that, with every change made meanwhile.
 func (b *Bridge) publishOutbox(p *printer) {
 	v := p.ctl.view
 	v.mu.Lock()
@@ -178,15 +189,18 @@ func (b *Bridge) publishOutbox(p *printer) {
 	b.pub.push(&message{topic: p.topic(topicOutbox), payload: v.snapshot(p.remote, time.Now()), retain: true, done: done})
 	go func() {
 		<-done
+		// Changes made within outboxGap of a message join the next one: a burst of commands
+		// then costs a few messages a second per printer, not three per command, in the
+		// queue that the commands' own results and acknowledgements wait in.
+		select {
+		case <-time.After(outboxGap):
+		case <-b.pub.stopped:
+			return // the bridge stopped: the last one published stays retained
+		}
 		v.mu.Lock()
 		ps.queued = false
 		again := ps.dirty
 		v.mu.Unlock()
-		select {
-		case <-b.pub.stopped:
-			return // the bridge stopped: the last one published stays retained
-		default:
-		}
 		if again {
 			b.publishOutbox(p)
 		}
