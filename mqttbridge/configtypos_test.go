@@ -1,6 +1,7 @@
 package mqttbridge
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -32,4 +33,30 @@ func TestConfigTypos(t *testing.T) {
 			t.Errorf("Go's words or more than one line: %q", err)
 		}
 	}
+}
+
+// FuzzParseConfig: any file either parses or gives a *ConfigError; one that names an unknown
+// field does it in one line, without Go's type names; nothing panics.
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{
+		"broker: {url: mqtt://127.0.0.1:1883, client_id: b}\nstate_dir: /s\nprinters: [{name: l1, url: http://127.0.0.1:1, printr: x}]\n",
+		"broker: {url: mqtts://h:8883, tls_config: {ca_fle: x}}\n",
+		"printers: [{name: l1, url: http://h, http_client_config: {basic_auth: {usrname: x}}}]\n",
+		"state_dir: ~bob\n", "topic_prefx: a\n", "broker: [1]\n", "{", "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, err := ParseConfig(b, "/etc/lp")
+		if err == nil {
+			return
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Fatalf("not a *ConfigError: %v", err)
+		}
+		if msg := err.Error(); strings.Contains(msg, "unknown field") && (strings.Contains(msg, "\n") || strings.Contains(msg, "struct {")) {
+			t.Fatalf("an unknown field in Go's words: %q", msg)
+		}
+	})
 }
