@@ -35,7 +35,9 @@ type PrintJob struct {
 	KeyColumn string `json:"keyColumn,omitempty"`
 	// Key is the value searched in KeyColumn.
 	Key string `json:"key,omitempty"`
-	// Copies caps the number of copies; 0 is not sent, which the printer reads as unlimited.
+	// Copies caps the number of copies; 0 is not sent, which the printer reads as unlimited:
+	// a job without Copies prints on every trigger until it is deselected (the printer's
+	// default, and on a line the usual mode).
 	Copies int `json:"copies,omitempty"`
 	// CopiesColumn names the table column that holds the number of copies.
 	CopiesColumn string `json:"copiesColumn,omitempty"`

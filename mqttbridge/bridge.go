@@ -102,6 +102,7 @@ type controller struct {
 	url      string
 	client   *labelprinter.Client
 	ob       *outbox.Outbox
+	view     *outboxView // what P/outbox shows of ob
 	printers []*printer
 	byRemote map[string]*printer
 
@@ -239,6 +240,10 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 			return nil, err
 		}
 		ctl.ob = ob
+		if ctl.view, err = newOutboxView(ob); err != nil {
+			b.closeOutboxes()
+			return nil, err
+		}
 	}
 	return b, nil
 }
@@ -258,6 +263,7 @@ func (b *Bridge) Close() error {
 	if b.ran.Swap(true) {
 		return nil
 	}
+	close(b.pub.stopped) // no publisher runs: what the outboxes report on closing goes nowhere
 	b.closeOutboxes()
 	return nil
 }
@@ -464,6 +470,7 @@ func (b *Bridge) connected(ctx context.Context, cm *autopaho.ConnectionManager) 
 				b.pub.push(&message{topic: p.topic(topicCounters), payload: p.countMsg, retain: true})
 			}
 			p.mu.Unlock()
+			b.publishOutbox(p)
 		}
 	}
 }

@@ -133,13 +133,21 @@ var jobFields = func() map[string]int {
 }()
 
 // decodeJob reads a print job object. Members match fields by their exact JSON name
-// (encoding/json alone would take "LABELNAME" for labelName); any other member goes to Extra
-// unchanged, as the SDK sends it.
+// (encoding/json alone would take "LABELNAME" for labelName); a documented attribute the SDK
+// has no field for goes to Extra unchanged, and any other member is refused
+// (checkJobAttributes).
 func decodeJob(raw json.RawMessage) (labelprinter.PrintJob, error) {
 	var job labelprinter.PrintJob
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
 		return job, invalidf(`"job" is not a JSON object`)
+	}
+	names := make([]string, 0, len(members))
+	for k := range members {
+		names = append(names, k)
+	}
+	if err := checkJobAttributes(names); err != nil {
+		return job, err
 	}
 	v := reflect.ValueOf(&job).Elem()
 	for k, m := range members {

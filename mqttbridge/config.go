@@ -100,7 +100,8 @@ func fieldErr(field, format string, args ...any) *ConfigError {
 }
 
 // LoadConfig reads, parses and checks the YAML file at path. Relative file names inside it
-// (password_file, certificate files, state_dir) are taken relative to the file's directory.
+// (password_file, certificate files, state_dir) are taken relative to the file's directory; a
+// state_dir of "~/..." is under the user's home directory.
 // Every error is a *ConfigError naming the field.
 func LoadConfig(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
@@ -123,6 +124,9 @@ func ParseConfig(b []byte, dir string) (*Config, error) {
 		} `yaml:"printers"`
 	}
 	if err := yaml.UnmarshalStrict(b, &shadow); err != nil {
+		if uf := unknownFieldError(err, reflect.TypeOf(shadow), "", true); uf != nil {
+			return nil, &ConfigError{Err: uf}
+		}
 		return nil, &ConfigError{Err: fmt.Errorf("parsing YAML: %w", err)}
 	}
 	c := shadow.Config
@@ -135,10 +139,17 @@ func ParseConfig(b []byte, dir string) (*Config, error) {
 				err = yaml.UnmarshalStrict(raw, &p.HTTPClientConfig)
 			}
 			if err != nil {
+				if uf := unknownFieldError(err, reflect.TypeOf(p.HTTPClientConfig), "", false); uf != nil {
+					err = uf
+				}
 				return nil, &ConfigError{Field: fmt.Sprintf("printers[%d].http_client_config", i), Err: err}
 			}
 		}
 		c.Printers = append(c.Printers, p)
+	}
+	var err error
+	if c.StateDir, err = expandHome(c.StateDir); err != nil {
+		return nil, &ConfigError{Field: "state_dir", Err: err}
 	}
 	if dir != "" {
 		c.setDirectory(dir)

@@ -16,12 +16,15 @@
 // and its "queued" result was taken by the broker. A crash before that leaves the command
 // with the broker, which delivers it again; a command whose id the outbox already holds adds
 // nothing and is answered "duplicate". Invalid commands are answered "invalid", acknowledged
-// and never executed.
+// and never executed; a job member that is not one of the maker's documented print-job
+// attributes, spelled exactly, makes its command invalid. A job without "copies" prints on
+// every trigger until it is deselected.
 //
 // # Topics
 //
-// Under <topic_prefix>/<printer name>: status and counters (retained), result (QoS 1), and
-// cmd/printJob, cmd/trigger, cmd/abortPrint, cmd/cancel, cmd/resend; <topic_prefix>/bridge/online
+// Under <topic_prefix>/<printer name>: status, counters and outbox ([OutboxState]; retained),
+// result (QoS 1), and cmd/printJob, cmd/trigger, cmd/abortPrint, cmd/cancel, cmd/resend;
+// <topic_prefix>/bridge/online
 // says "online" or "offline" (also the connection's Will, with a Will Delay Interval of 0).
 // Every result of a command also goes to its MQTT 5 Response Topic with its Correlation Data.
 // The README of cmd/labelprinter-mqtt has the payloads.

@@ -1,6 +1,7 @@
 package mqttbridge
 
 import (
+	"slices"
 	"testing"
 	"unicode/utf8"
 )
@@ -10,7 +11,7 @@ import (
 func FuzzParseCommand(f *testing.F) {
 	for _, s := range []string{
 		`{"id":"a","job":{"labelName":"x","copies":2}}`, `{"id":"a"}`, `{"id":"a","job":null,"expireAfter":"5m"}`,
-		`{"id":"a","job":{"labelData":{"t":1},"extra":[1]}}`, `{"id":7}`, `[]`, `null`, "{\"id\":\"\xff\"}", `{"id":"a\u0000"}`,
+		`{"id":"a","job":{"labelData":{"t":1},"extra":[1]}}`, `{"id":"a","job":{"labelName":"x","repeatPrint":1}}`, `{"id":7}`, `[]`, `null`, "{\"id\":\"\xff\"}", `{"id":"a\u0000"}`,
 	} {
 		f.Add("printJob", []byte(s))
 		f.Add("trigger", []byte(s))
@@ -32,6 +33,11 @@ func FuzzParseCommand(f *testing.F) {
 			}
 			if _, err := cmd.job.MarshalJSON(); err != nil {
 				t.Fatalf("accepted a job that does not encode: %v", err)
+			}
+			for k := range cmd.job.Extra {
+				if !slices.Contains(untypedJobAttributes, k) {
+					t.Fatalf("accepted the undocumented job attribute %q", k)
+				}
 			}
 		}
 		if cmd.name != cmdPrintJob && (cmd.job != nil || cmd.expireAfter != 0) {

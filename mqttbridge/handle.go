@@ -228,6 +228,7 @@ func (b *Bridge) await(cl *paho.Client, lost, done chan struct{}) bool {
 // cancelled), on P/result and on the command's Response Topic while this process knows it.
 // It never blocks.
 func (b *Bridge) entryChanged(ctl *controller, e outbox.Entry) {
+	defer b.outboxChanged(ctl, e) // after the result, which a command's acknowledgement waits for
 	p := ctl.byRemote[e.Printer]
 	key := entryKey{ctl, e.ID}
 	b.mu.Lock()

@@ -9,11 +9,11 @@ import (
 	"errors"
 	"math"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/suggest"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -46,6 +46,7 @@ var flagRules = map[string]valueRule{
 	"auto-print-interval": {zeroOK: true}, // nm
 	"expire-after":        {},             // outbox: 0 would be the default, unasked
 	"dpi":                 {zeroOK: true}, // labels preview: 0 is the label's resolution
+	"wait-timeout":        {zeroOK: true}, // 0: no limit
 }
 
 // checkFlags applies flagRules to the flags of cmd that were given, so a mistake exits 2 naming
@@ -151,60 +152,16 @@ func flagError(cmd *cobra.Command, err error) error {
 	return usageError{err}
 }
 
-// closestFlag returns the visible flag of fs nearest to name by edit distance, if it is at most
-// 2 edits away (or name is a prefix of it), else "". Between two as near, the one that starts
-// with the same letter wins: people mistype the middle of a word more than its start.
+// closestFlag returns the visible flag of fs nearest to name (suggest.Closest: at most 2 edits
+// away, or name is a prefix of it), else "".
 func closestFlag(fs *pflag.FlagSet, name string) string {
-	name = strings.ToLower(name)
-	best, bestScore := "", 2*3
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) {
 		if !f.Hidden {
 			names = append(names, f.Name)
 		}
 	})
-	sort.Strings(names)
-	for _, n := range names {
-		d := editDistance(name, n)
-		if len(name) >= 3 && strings.HasPrefix(n, name) {
-			d = min(d, 1)
-		}
-		score := 2 * d
-		if name == "" || n[0] != name[0] {
-			score++
-		}
-		if d <= 2 && score < bestScore {
-			best, bestScore = n, score
-		}
-	}
-	return best
-}
-
-// editDistance is the optimal string alignment distance between a and b: insertions,
-// deletions, substitutions and swaps of two neighbours each count 1, so --lable is 1 from
-// --label (and from --table; the sorted order breaks the tie).
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
+	return suggest.Closest(name, names)
 }
 
 // sdkWords are the words of the SDK's argument errors and what a labelctl user typed for them.

@@ -33,6 +33,7 @@ var numericFlags = map[string]struct {
 	"older-than":          {true, "prune every finished entry"},
 	"retry":               {false, "0 would retry without pause"},
 	"dpi":                 {true, "the label's resolution, else 300"},
+	"wait-timeout":        {true, "no limit"},
 }
 
 func numericKind(f *pflag.Flag) string {

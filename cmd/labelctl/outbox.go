@@ -50,7 +50,8 @@ func (a *app) outboxCommand() *cobra.Command {
 		if err := checkDB(create); err != nil {
 			return nil, err
 		}
-		return outbox.Open(db, c, opts...)
+		ob, err := outbox.Open(db, c, opts...)
+		return ob, outboxError("open", "", db, err)
 	}
 	// with runs f on the outbox, closing it afterwards.
 	with := func(create bool, f func(ob *outbox.Outbox) error) error {
@@ -81,7 +82,7 @@ func (a *app) outboxCommand() *cobra.Command {
 				_, known := ob.Get(id)
 				e, err := ob.Enqueue(cmd.Context(), outbox.Intent{ID: id, Printer: a.printer, Job: j, ExpireAfter: expireAfter})
 				if err != nil {
-					return err
+					return outboxError("enqueue", id, db, err)
 				}
 				switch {
 				case a.output == "json":
@@ -104,11 +105,9 @@ func (a *app) outboxCommand() *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List the entries: state, printer, attempts, age and last error", Args: exactArgs(0, "no argument"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var want []outbox.State
-			for _, s := range strings.Split(states, ",") {
-				if s = strings.TrimSpace(strings.ToLower(s)); s != "" {
-					want = append(want, outbox.State(s))
-				}
+			want, err := parseStates(states)
+			if err != nil {
+				return err
 			}
 			return with(false, func(ob *outbox.Outbox) error {
 				entries, err := ob.List(want...)
@@ -130,7 +129,7 @@ func (a *app) outboxCommand() *cobra.Command {
 			return with(false, func(ob *outbox.Outbox) error {
 				e, err := ob.Get(args[0])
 				if err != nil {
-					return err
+					return outboxError("get", args[0], db, err)
 				}
 				return a.printJSON(entryView(e))
 			})
@@ -141,7 +140,7 @@ func (a *app) outboxCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return with(false, func(ob *outbox.Outbox) error {
 				if err := ob.Cancel(args[0]); err != nil {
-					return err
+					return outboxError("cancel", args[0], db, err)
 				}
 				return a.done("cancelled %s", args[0])
 			})
@@ -152,7 +151,7 @@ func (a *app) outboxCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return with(false, func(ob *outbox.Outbox) error {
 				if err := ob.Resend(args[0]); err != nil {
-					return err
+					return outboxError("resend", args[0], db, err)
 				}
 				return a.done("%s is pending again; 'run' sends it", args[0])
 			})

@@ -74,7 +74,7 @@ func TestOutboxCommands(t *testing.T) {
 	golden(t, "outbox-list-unknown", normalize(c("outbox", "list", "--state", "unknown").stdout))
 	golden(t, "outbox-get", normalize(c("outbox", "get", "order-1").stdout))
 
-	if r := cli(t, ctx, env, "", "outbox", "resend", "order-1"); r.code != 1 || !strings.Contains(r.stderr, `"order-1" is sent; only unknown entries can be resent`) {
+	if r := cli(t, ctx, env, "", "outbox", "resend", "order-1"); r.code != 1 || r.stderr != "labelctl: cannot resend entry \"order-1\": it is sent; only unknown entries can be resent\n" {
 		t.Errorf("resend of a sent entry: exit %d, %q", r.code, r.stderr)
 	}
 	golden(t, "outbox-resend", c("outbox", "resend", "order-4").stdout)
@@ -110,7 +110,7 @@ func TestOutboxUsageErrors(t *testing.T) {
 	if r := cli(t, ctx, map[string]string{}, "", "outbox", "list"); r.code != 2 || !strings.Contains(r.stderr, "--db") {
 		t.Errorf("no --db: exit %d, %q", r.code, r.stderr)
 	}
-	if r := cli(t, ctx, env, "", "outbox", "get", "nope"); r.code != 1 || !strings.Contains(r.stderr, "no such entry") {
+	if r := cli(t, ctx, env, "", "outbox", "get", "nope"); r.code != 1 || r.stderr != "labelctl: no entry \"nope\" in "+db+" (see 'labelctl outbox list')\n" {
 		t.Errorf("get of a missing entry: exit %d, %q", r.code, r.stderr)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
 	"github.com/spf13/cobra"
@@ -24,7 +25,7 @@ func (jf *jobFlags) declare(f *pflag.FlagSet) {
 	f.StringVar(&job.TableName, "table", "", "table for a database selection")
 	f.StringVar(&job.KeyColumn, "key-column", "", "column searched for --key")
 	f.StringVar(&job.Key, "key", "", "value searched in --key-column")
-	f.IntVar(&job.Copies, "copies", 0, "number of copies (0: unlimited)")
+	f.IntVar(&job.Copies, "copies", 0, "number of copies (0: every trigger prints until the job is deselected)")
 	f.StringVar(&job.CopiesColumn, "copies-column", "", "table column holding the number of copies")
 	f.BoolVar(&jf.queue, "queue", false, "add to the queue instead of replacing it")
 	f.BoolVar(&jf.freeze, "freeze", false, "freeze the label's content at selection")
@@ -93,6 +94,7 @@ func (a *app) printCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "print", Short: "Select, deselect, abort and trigger print jobs (never retried on their own)"}
 	var jf jobFlags
 	var wait bool
+	var waitTimeout time.Duration
 	jobCmd := &cobra.Command{
 		Use: "job", Short: "Select a print job on --printer", Args: exactArgs(0, "flags only"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -100,11 +102,14 @@ func (a *app) printCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("wait-timeout") && !wait {
+				return usagef("--wait-timeout needs --wait")
+			}
 			if wait {
 				if j.Copies <= 0 {
 					return usagef("--wait needs --copies N, the number of labels to wait for")
 				}
-				return a.printAndWait(cmd, &j)
+				return a.printAndWait(cmd, &j, waitTimeout)
 			}
 			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
 				raw, err := c.Printers.PrintJob(ctx, a.printer, &j)
@@ -118,6 +123,7 @@ func (a *app) printCommand() *cobra.Command {
 	f := jobCmd.Flags()
 	jf.declare(f)
 	f.BoolVar(&wait, "wait", false, "after selecting, wait until --copies labels are printed (Ctrl-C stops waiting)")
+	f.DurationVar(&waitTimeout, "wait-timeout", 0, "with --wait, stop waiting after this long and exit 1 (0: no limit)")
 	_ = jobCmd.RegisterFlagCompletionFunc("label", a.completeFlagNames(func(ctx context.Context, c *labelprinter.Client) (map[string]json.RawMessage, error) {
 		return c.Labels.List(ctx)
 	}))

@@ -140,7 +140,7 @@ func (a *app) printJSONLine(v any) error {
 
 // printAndWait reads the counters, selects job, and waits until job.Copies labels are printed,
 // with a progress bar on a terminal. Ctrl-C stops the wait (not the job) and exits 1.
-func (a *app) printAndWait(cmd *cobra.Command, job *labelprinter.PrintJob) error {
+func (a *app) printAndWait(cmd *cobra.Command, job *labelprinter.PrintJob, timeout time.Duration) error {
 	c, err := a.connect()
 	if err != nil {
 		return err
@@ -167,11 +167,18 @@ func (a *app) printAndWait(cmd *cobra.Command, job *labelprinter.PrintJob) error
 		bar = progressbar.NewOptions64(n, progressbar.OptionSetWriter(a.stderr), progressbar.OptionSetDescription("printed"),
 			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
 	}
+	// --wait-timeout counts from the selection, so the wait ends then whatever the printer does.
+	waitCtx := cmd.Context()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		waitCtx, cancel = context.WithTimeout(waitCtx, timeout)
+		defer cancel()
+	}
 	// One WaitPrinted per step of progress: each returns as soon as one more label shows.
 	var p labelprinter.PrintProgress
 	for p.Printed < n {
 		var q labelprinter.PrintProgress
-		q, err = c.Printers.WaitPrinted(cmd.Context(), a.printer, *since, min(p.Printed+1, n), nil)
+		q, err = c.Printers.WaitPrinted(waitCtx, a.printer, *since, min(p.Printed+1, n), nil)
 		// A step stopped before its first reading starts from nothing; what earlier steps
 		// counted still stands, so a Ctrl-C never reports fewer labels than were seen.
 		if q.Printed >= p.Printed {
@@ -196,6 +203,8 @@ func (a *app) printAndWait(cmd *cobra.Command, job *labelprinter.PrintJob) error
 		return err
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("stopped waiting after %d of %d label(s); the job is still selected on %s", p.Printed, n, where)
+	case errors.Is(err, context.DeadlineExceeded) && timeout > 0 && cmd.Context().Err() == nil:
+		return fmt.Errorf("gave up waiting after --wait-timeout %v: %d of %d label(s) printed; the job is still selected on %s", timeout, p.Printed, n, where)
 	case errors.Is(err, labelprinter.ErrCountersReset):
 		return fmt.Errorf("%d of %d label(s) counted, then the counters went down (printer restarted or reset); the job may still be selected on %s", p.Printed, n, where)
 	}

@@ -188,3 +188,37 @@ func TestPrintTriggerConfirm(t *testing.T) {
 		t.Errorf("json %s", r.stdout)
 	}
 }
+
+// TestPrintJobWaitTimeout: --wait-timeout ends a wait that nothing triggers with exit 1 and
+// how far it got, leaving the job selected; with a label printed meanwhile, it counts it.
+func TestPrintJobWaitTimeout(t *testing.T) {
+	srv := startSim(t)
+	env := map[string]string{"LABELPRINTER_URL": srv.URL, "LABELPRINTER_PRINTER": "line1"}
+	cli(t, context.Background(), env, `{"format":3}`, "labels", "put", "L", "-").ok(t)
+	r := cli(t, context.Background(), env, "", "print", "job", "--label", "L", "--copies", "3", "--wait", "--wait-timeout", "300ms")
+	want := "labelctl: gave up waiting after --wait-timeout 300ms: 0 of 3 label(s) printed; the job is still selected on line1\n"
+	if r.code != 1 || !strings.HasSuffix(r.stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, want)
+	}
+	if srv.Sim.QueueLength("line1") != 1 {
+		t.Error("the job was deselected")
+	}
+
+	_, errOut, done := background(context.Background(), env, "print", "job", "--label", "L", "--copies", "3", "--wait", "--wait-timeout", "3s")
+	waitFor(t, errOut, "waiting for 3 label(s)")
+	if _, err := srv.Sim.PressTrigger("line1"); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != 1 || !strings.Contains(errOut.String(), "gave up waiting after --wait-timeout 3s: 1 of 3 label(s) printed; the job is still selected on line1") {
+		t.Errorf("exit %d, stderr %q", code, errOut.String())
+	}
+
+	for _, args := range [][]string{
+		{"print", "job", "--label", "L", "--copies", "3", "--wait-timeout", "1s"},
+		{"print", "job", "--label", "L", "--copies", "3", "--wait", "--wait-timeout", "-1s"},
+	} {
+		if r := cli(t, context.Background(), env, "", args...); r.code != 2 || !strings.Contains(r.stderr, "--wait-timeout") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming --wait-timeout", args, r.code, r.stderr)
+		}
+	}
+}

@@ -46,6 +46,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/labelprinter/go-labelprinter/internal/suggest"
 )
 
 func main() {
@@ -142,7 +144,7 @@ func parseFlags(args []string, stderr io.Writer) (config, string, error) {
 	})
 	cacheSize := fs.Int("cache-size", defaultCacheSize, "targets whose connections are kept warm; beyond it, idle connections are closed")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error; failed probes are logged at debug")
-	if err := fs.Parse(args); err != nil {
+	if err := suggest.ParseFlags(fs, args, stderr); err != nil {
 		return config{}, "", err
 	}
 	if fs.NArg() > 0 {

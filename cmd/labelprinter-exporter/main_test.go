@@ -122,6 +122,12 @@ func TestRunRefusesBadFlags(t *testing.T) {
 			t.Errorf("%q: no message", args)
 		}
 	}
+	// A mistyped flag is one line with the closest flag, not Go's usage of every flag.
+	var stdout, stderr syncBuffer
+	if code := run(context.Background(), []string{"--lisen", "127.0.0.1:0"}, &stdout, &stderr); code != 2 ||
+		stderr.String() != "labelprinter-exporter: unknown flag --lisen (did you mean --listen?)\n" {
+		t.Errorf("--lisen: exit %d, stderr %q", code, stderr.String())
+	}
 }
 
 func TestRunListenFailure(t *testing.T) {

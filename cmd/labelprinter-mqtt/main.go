@@ -32,6 +32,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/labelprinter/go-labelprinter/internal/suggest"
 	"github.com/labelprinter/go-labelprinter/mqttbridge"
 )
 
@@ -49,7 +50,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	embedded := fs.String("embedded-broker", "", "run an MQTT broker in this process on this address and use it")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	adopt := fs.String("adopt-orphaned-outbox", "", "`URL` of a configured controller to take over an orphaned outbox, or ignore")
-	if err := fs.Parse(args); err != nil {
+	if err := suggest.ParseFlags(fs, args, stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "labelprinter-mqtt:", err)
+		}
 		return 2
 	}
 	if fs.NArg() > 0 {

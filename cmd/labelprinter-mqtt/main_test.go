@@ -24,6 +24,8 @@ func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yml")
 	_ = os.WriteFile(bad, []byte("broker: {url: \"mqtt://b\", client_id: c}\nstate_dir: s\nprinters: [{name: \"a/b\", url: \"http://x\"}]\n"), 0o600)
+	typo := filepath.Join(dir, "typo.yml")
+	_ = os.WriteFile(typo, []byte("broker: {url: \"mqtt://b\", client_id: c}\nstate_dir: s\nprinters: [{name: p, url: \"http://x\", printr: p}]\n"), 0o600)
 	noURL := filepath.Join(dir, "nourl.yml")
 	_ = os.WriteFile(noURL, []byte("broker: {client_id: c}\nstate_dir: s\nprinters: [{name: p, url: \"http://x\"}]\n"), 0o600)
 	for _, c := range []struct {
@@ -31,14 +33,16 @@ func TestExitCodes(t *testing.T) {
 		want string
 	}{
 		{nil, "--config.file is required"},
-		{[]string{"--nope"}, "flag provided but not defined"},
+		{[]string{"--nope"}, "labelprinter-mqtt: unknown flag --nope\n"},
+		{[]string{"--config.fle", bad}, "labelprinter-mqtt: unknown flag --config.fle (did you mean --config.file?)\n"},
 		{[]string{"--config.file", filepath.Join(dir, "missing.yml")}, "config.file"},
 		{[]string{"--config.file", bad}, "printers[0].name"},
+		{[]string{"--config.file", typo}, `config: line 3: unknown field "printr" in printers[]; did you mean "printer"?`},
 		{[]string{"--config.file", noURL}, "broker.url"},
 		{[]string{"--config.file", bad, "--log-level", "loud"}, "--log-level"},
 	} {
 		var stderr syncBuffer
-		if code := run(context.Background(), c.args, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
+		if code := run(context.Background(), c.args, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", c.args, code, stderr.String(), c.want)
 		}
 	}

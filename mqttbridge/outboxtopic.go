@@ -1,0 +1,208 @@
+package mqttbridge
+
+import (
+	"encoding/json"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/labelprinter/go-labelprinter/outbox"
+)
+
+// This file holds P/outbox: what each printer's commands wait for, retained, so a person sees
+// the entries that need them (unknown) and those still to go (pending) while the outbox file
+// is held by the bridge and cannot be read. It is kept from the outbox's own change
+// notifications, entry by entry, so a publication costs the entries still open, not the whole
+// file.
+
+const topicOutbox = "outbox" // P/outbox, retained
+
+// outboxListMax bounds the ids an outbox message lists per state; the rest are counted.
+const outboxListMax = 50
+
+// outboxGap is the least time between two P/outbox messages of one printer: the first change
+// after a quiet spell is published at once, and the changes within outboxGap after it
+// together in one message at its end.
+const outboxGap = 200 * time.Millisecond
+
+// OutboxState is the payload of P/outbox: how many of the printer's commands the outbox holds
+// in each state, and the oldest unknown and pending ones.
+type OutboxState struct {
+	// Counts has every state of an entry, zero or not: pending, sending, sent, rejected,
+	// unknown, expired and cancelled.
+	Counts map[string]int `json:"counts"`
+	// Unknown lists the unknown entries, the longest unknown first, at most 50; UnknownMore
+	// counts the rest. Each waits for a person to send resend or cancel.
+	Unknown     []OutboxEntry `json:"unknown"`
+	UnknownMore int           `json:"unknownMore"`
+	// Pending lists the pending entries, the longest waiting first, at most 50; PendingMore
+	// counts the rest.
+	Pending     []OutboxEntry `json:"pending"`
+	PendingMore int           `json:"pendingMore"`
+	// Time is when the message was made; ages count up to it.
+	Time time.Time `json:"time"`
+}
+
+// OutboxEntry is one entry listed on P/outbox.
+type OutboxEntry struct {
+	ID string `json:"id"`
+	// Since is when a pending entry was enqueued, or when an unknown one became unknown;
+	// AgeSeconds is the whole seconds from then to the message's time.
+	Since      time.Time `json:"since"`
+	AgeSeconds int64     `json:"ageSeconds"`
+}
+
+// openEntry is an entry that is not final, as the view keeps it.
+type openEntry struct {
+	state outbox.State
+	since time.Time
+}
+
+// outboxView follows one controller's outbox: its open entries by printer, and how many
+// entries of each printer settled in each final state.
+type outboxView struct {
+	mu      sync.Mutex
+	open    map[string]map[string]openEntry // remote printer -> id -> entry
+	settled map[string]map[outbox.State]int // remote printer -> final state -> count
+	pub     map[string]*outboxPub           // remote printer -> its publication
+}
+
+// outboxPub keeps one printer's P/outbox to one message in the publisher's queue at a time:
+// changes made while it is there are published by the next one, as soon as it is sent.
+type outboxPub struct {
+	queued bool // a message is in the publisher's queue
+	dirty  bool // something changed since that message was made
+}
+
+// newOutboxView reads every entry of ob once. The outbox reports only the changes it commits
+// afterwards, and before Run it has committed none but turning the entries Open found Sending
+// into Unknown, which List already shows.
+func newOutboxView(ob *outbox.Outbox) (*outboxView, error) {
+	v := &outboxView{open: map[string]map[string]openEntry{}, settled: map[string]map[outbox.State]int{}, pub: map[string]*outboxPub{}}
+	entries, err := ob.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		v.apply(e)
+	}
+	return v, nil
+}
+
+func final(s outbox.State) bool {
+	return s != outbox.Pending && s != outbox.Sending && s != outbox.Unknown
+}
+
+// apply records e's new state. Final states never change, so an entry is counted in one
+// once, when it leaves the open ones.
+func (v *outboxView) apply(e outbox.Entry) {
+	open := v.open[e.Printer]
+	if !final(e.State) {
+		if open == nil {
+			open = map[string]openEntry{}
+			v.open[e.Printer] = open
+		}
+		// A pending entry waits since it was enqueued, retries to a printer that is down
+		// included; an unknown one waits for a person since it became unknown.
+		since := e.Enqueued
+		if e.State == outbox.Unknown {
+			since = e.Updated
+		}
+		open[e.ID] = openEntry{state: e.State, since: since}
+		return
+	}
+	delete(open, e.ID)
+	if v.settled[e.Printer] == nil {
+		v.settled[e.Printer] = map[outbox.State]int{}
+	}
+	v.settled[e.Printer][e.State]++
+}
+
+// snapshot is the P/outbox payload of printer remote at now.
+func (v *outboxView) snapshot(remote string, now time.Time) []byte {
+	s := OutboxState{Counts: map[string]int{}, Unknown: []OutboxEntry{}, Pending: []OutboxEntry{}, Time: now}
+	for _, st := range []outbox.State{outbox.Pending, outbox.Sending, outbox.Sent, outbox.Rejected, outbox.Unknown, outbox.Expired, outbox.Cancelled} {
+		s.Counts[string(st)] = v.settled[remote][st]
+	}
+	for id, e := range v.open[remote] {
+		s.Counts[string(e.state)]++
+		oe := OutboxEntry{ID: id, Since: e.since, AgeSeconds: int64(now.Sub(e.since) / time.Second)}
+		switch e.state {
+		case outbox.Unknown:
+			s.Unknown = append(s.Unknown, oe)
+		case outbox.Pending:
+			s.Pending = append(s.Pending, oe)
+		}
+	}
+	s.Unknown, s.UnknownMore = oldest(s.Unknown)
+	s.Pending, s.PendingMore = oldest(s.Pending)
+	b, _ := json.Marshal(s) // maps, strings and times: nothing that fails
+	return b
+}
+
+// oldest keeps the outboxListMax longest-waiting entries and counts the others.
+func oldest(es []OutboxEntry) ([]OutboxEntry, int) {
+	sort.Slice(es, func(i, j int) bool {
+		if !es[i].Since.Equal(es[j].Since) {
+			return es[i].Since.Before(es[j].Since)
+		}
+		return es[i].ID < es[j].ID
+	})
+	if len(es) <= outboxListMax {
+		return es, 0
+	}
+	return es[:outboxListMax], len(es) - outboxListMax
+}
+
+// outboxChanged follows a committed change of ctl's outbox: an entry that became unknown is
+// logged, since it waits for a person, and its printer's P/outbox is published again.
+func (b *Bridge) outboxChanged(ctl *controller, e outbox.Entry) {
+	if e.State == outbox.Unknown {
+		b.log.Warn("a command's outcome is unknown: check the printer, then send resend or cancel",
+			"controller", ctl.url, "printer", e.Printer, "id", e.ID, "kind", e.Kind, "err", e.Error)
+	}
+	ctl.view.mu.Lock()
+	ctl.view.apply(e)
+	ctl.view.mu.Unlock()
+	if p := ctl.byRemote[e.Printer]; p != nil {
+		b.publishOutbox(p)
+	}
+}
+
+// publishOutbox queues p's P/outbox, unless a message for it is queued already or was sent
+// less than outboxGap ago: then the next one follows that, with every change made meanwhile.
+func (b *Bridge) publishOutbox(p *printer) {
+	v := p.ctl.view
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ps := v.pub[p.remote]
+	if ps == nil {
+		ps = &outboxPub{}
+		v.pub[p.remote] = ps
+	}
+	if ps.queued {
+		ps.dirty = true
+		return
+	}
+	ps.queued, ps.dirty = true, false
+	done := make(chan struct{})
+	b.pub.push(&message{topic: p.topic(topicOutbox), payload: v.snapshot(p.remote, time.Now()), retain: true, done: done})
+	go func() {
+		<-done
+		// Changes made within outboxGap of a message join the next one: a burst of commands
+		// then costs a few messages a second per printer, not three per command, in the
+		// queue that the commands' own results and acknowledgements wait in.
+		select {
+		case <-time.After(outboxGap):
+		case <-b.pub.stopped:
+			return // the bridge stopped: the last one published stays retained
+		}
+		v.mu.Lock()
+		ps.queued = false
+		again := ps.dirty
+		v.mu.Unlock()
+		if again {
+			b.publishOutbox(p)
+		}
+	}()
+}
