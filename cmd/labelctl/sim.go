@@ -27,6 +27,9 @@ func (a *app) simCommand() *cobra.Command {
 			}
 			defer srv.Close()
 			fmt.Fprintf(a.stdout, "simulated printer at %s with printers %s\n", srv.URL, strings.Join(names, ", "))
+			if f.UI {
+				fmt.Fprintf(a.stdout, "open %s/ in a browser to see every label it prints\n", srv.URL)
+			}
 			fmt.Fprintf(a.stdout, "try: labelctl --url %s --printer %s counters --watch\n", srv.URL, names[0])
 			<-cmd.Context().Done()
 			if errors.Is(context.Cause(cmd.Context()), context.Canceled) {
