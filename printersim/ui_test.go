@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -399,5 +400,103 @@ func TestUIControls(t *testing.T) {
 	code, _ := s.do("POST", "/ui/printers/line1/trigger", "", nil, "Origin", "http://evil.example")
 	if code != http.StatusForbidden {
 		t.Errorf("cross-site trigger: %d", code)
+	}
+}
+
+// TestUIToken: with a token, the page and everything under /ui/ take the API's Bearer token or
+// a session from the login form; the session cookie is a random id, not the token, and opens
+// the page only, not the API; the token never shows in a page, a URL or a header answered.
+func TestUIToken(t *testing.T) {
+	const token = "s3cret-UI-token"
+	s := startSim(t, WithUI(), WithToken(token), WithPrinters("line1", "hall-7"))
+	noRedirect := &http.Client{Transport: s.client.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path string, header ...string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", s.srv.URL+path, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), token) || strings.Contains(fmt.Sprint(resp.Header), token) {
+			t.Errorf("GET %s shows the token", path)
+		}
+		return resp, string(b)
+	}
+	resp, body := get("/")
+	if resp.StatusCode != 200 || !strings.Contains(body, `<form method="post" action="/ui/login">`) || strings.Contains(body, "hall-7") || strings.Contains(body, "app.js") {
+		t.Errorf("/ without the token: %d %s", resp.StatusCode, body)
+	}
+	for _, p := range []string{"/ui/printers", "/ui/printers/line1/prints", "/ui/printers/line1/prints/1.png", "/ui/events", "/ui/static/app.js", "/ui/nothing"} {
+		if resp, _ := get(p); resp.StatusCode != 401 {
+			t.Errorf("GET %s without the token: %d", p, resp.StatusCode)
+		}
+	}
+	if code, _ := s.do("POST", "/ui/printers/line1/trigger", "", nil); code != 401 {
+		t.Errorf("trigger without the token: %d", code)
+	}
+	bearer := []string{"Authorization", "Bearer " + token}
+	if resp, body := get("/", bearer...); resp.StatusCode != 200 || !strings.Contains(body, "app.js") {
+		t.Errorf("/ with the token: %d", resp.StatusCode)
+	}
+	if resp, _ := get("/ui/printers/hall-7/prints", bearer...); resp.StatusCode != 200 {
+		t.Errorf("list with the token: %d", resp.StatusCode)
+	}
+	if resp, _ := get("/ui/printers", "Authorization", "Bearer wrong"); resp.StatusCode != 401 {
+		t.Errorf("wrong token: %d", resp.StatusCode)
+	}
+
+	login := func(tok string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("POST", s.srv.URL+"/ui/login", strings.NewReader(url.Values{"token": {tok}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), token) || strings.Contains(fmt.Sprint(resp.Header), token) {
+			t.Error("the login answer shows the token")
+		}
+		return resp
+	}
+	if resp := login("nope"); resp.StatusCode != 401 || len(resp.Cookies()) != 0 {
+		t.Errorf("wrong login: %d %v", resp.StatusCode, resp.Cookies())
+	}
+	resp = login(token)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" || len(resp.Cookies()) != 1 {
+		t.Fatalf("login: %d %v", resp.StatusCode, resp.Header)
+	}
+	c := resp.Cookies()[0]
+	if c.Name != sessionCookie || len(c.Value) != 64 || strings.Contains(c.Value, token) || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
+		t.Errorf("session cookie %+v", c)
+	}
+	cookie := []string{"Cookie", c.Name + "=" + c.Value}
+	if resp, body := get("/", cookie...); resp.StatusCode != 200 || !strings.Contains(body, "app.js") {
+		t.Errorf("/ with the session: %d", resp.StatusCode)
+	}
+	if resp, _ := get("/ui/printers/line1", cookie...); resp.StatusCode != 200 {
+		t.Errorf("state with the session: %d", resp.StatusCode)
+	}
+	if code, _ := s.do("POST", "/ui/printers/line1/trigger", "", nil, cookie...); code != 409 {
+		t.Errorf("the page's trigger with the session: %d, want the API's 409 (no job)", code)
+	}
+	// The session opens the page, not the API.
+	if resp, _ := get("/api/v3/printCounters", cookie...); resp.StatusCode != 401 {
+		t.Errorf("API with the session cookie: %d", resp.StatusCode)
+	}
+	if code, _ := s.do("POST", "/ui/logout", "", nil, cookie...); code != 200 && code != http.StatusSeeOther {
+		t.Errorf("logout: %d", code)
+	}
+	if resp, _ := get("/ui/printers", cookie...); resp.StatusCode != 401 {
+		t.Errorf("after logout: %d", resp.StatusCode)
+	}
+	if resp, _ := get("/ui/login"); resp.StatusCode != 405 {
+		t.Errorf("GET /ui/login: %d", resp.StatusCode)
 	}
 }
