@@ -1,0 +1,41 @@
+// Package preview draws a label of package label as a picture, offline and in pure Go, so
+// that a label can be seen (and its barcodes scanned) before one is printed.
+//
+//	img, warns, err := preview.Render(lbl, &preview.Options{DPI: 300})
+//	for _, w := range warns { fmt.Fprintln(os.Stderr, w) } // objs[4]: font "Arial Narrow" not given; drawn with Go Regular
+//	_, err = preview.PNG(f, lbl, nil)
+//
+// # Geometry
+//
+// Millimetres become pixels at Options.DPI, else the label's hdpi and vdpi, else 300 dpi: a
+// length of mm is mm x dpi / 25.4 pixels rounded half away from zero, the one rounding rule of
+// the package. The image is width x dpi / 25.4 by height x dpi / 25.4 pixels (a 50 x 30 mm
+// label is 591 x 354 pixels at 300 dpi), turned by the label's rotation (CW90, CW180, CCW90)
+// as it leaves the printer. A box given in mm (Rect, StaticBitmap) has its edges rounded, so a
+// 20 mm square at x = 10 mm covers pixels 118 to 353 at 300 dpi. A barcode's module is a whole
+// number of pixels (barWidth or moduleSize rounded, at least one), as a printer prints whole
+// dots, and its box is the symbol; the quiet zone lies outside the box and is cleared to the
+// label's background (no ink). x and y place the point of an object's box named by hAnchor
+// (LEFT, CENTER, RIGHT) and vAnchor (TOP, CENTER, BOTTOM), LEFT and TOP when absent, as
+// package label reads them.
+//
+// # Nothing is dropped silently
+//
+// What the preview cannot draw as the label asks is drawn as near as it can and listed in the
+// Warnings with its place: an object of an unknown type is a magenta box with its diagonals
+// (when it has x, y, width and height), a barcode that cannot be encoded and a stored image
+// that cannot be had are marked boxes, a font family not in Options.Fonts is drawn with Go's
+// font of the same style, a dynamic-text code that cannot be filled is shown as written, a
+// property the preview does not know is ignored. Render returns an error only when there is
+// no image to give: no label, no size, or more pixels than Options.MaxPixels (64 megapixels by
+// default), refused before anything is allocated.
+//
+// # What a preview cannot know
+//
+// The printer's fonts live on the printer: the preview draws with the fonts Options.Fonts
+// maps, else Go's. optimize (the printer's own encoding choice), debleed (ink-spread
+// compensation), the stretch of a label, the tinting of fgColor on a colour bitmap and the
+// exact metrics of Font.width are not specified: they are approximated or ignored, and warned
+// about when a label sets them. The quiet zone's place (outside the box) and moduleSize's
+// default (5 printer dots) are package label's readings of pages that do not say.
+package preview

@@ -1,0 +1,250 @@
+package preview
+
+import (
+	"bytes"
+	"encoding/base64"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
+	"math"
+
+	"github.com/labelprinter/go-labelprinter/label"
+	xdraw "golang.org/x/image/draw"
+	"golang.org/x/image/vector"
+)
+
+// maxDashes bounds the dash pieces of one PolyLine, so that a pattern of tiny dashes along a
+// long line cannot make a render take forever.
+const maxDashes = 100_000
+
+func (r *renderer) polyline(o *label.PolyLine, path string) {
+	pts := o.Points
+	if len(pts) < 4 || len(pts)%2 != 0 || !finite(pts...) {
+		r.warn(path, "PolyLine needs an even number (at least 4) of finite points; not drawn")
+		return
+	}
+	lw := label.Or(o.LineWidth, label.DefaultLineWidth)
+	if !finite(lw) || lw <= 0 {
+		r.warn(path+".lineWidth", "line width %v; not drawn", lw)
+		return
+	}
+	c := r.color(path+".color", o.Color, label.DefaultColor)
+	// In pixels, per axis.
+	p := make([][2]float64, len(pts)/2)
+	for i := range p {
+		p[i] = [2]float64{pts[2*i] * r.sx, pts[2*i+1] * r.sy}
+	}
+	half := lw * (r.sx + r.sy) / 4
+	segs := [][2][2]float64{}
+	if len(o.Segments) == 0 {
+		for i := 0; i+1 < len(p); i++ {
+			segs = append(segs, [2][2]float64{p[i], p[i+1]})
+		}
+	} else {
+		dash := make([]float64, len(o.Segments))
+		total := 0.0
+		for i, d := range o.Segments {
+			if !finite(d) || d < 0 {
+				r.warn(path+".segments", "dash pattern holds %v; drawn solid", d)
+				dash = nil
+				break
+			}
+			dash[i] = d * (r.sx + r.sy) / 2
+			total += dash[i]
+		}
+		if len(dash)%2 == 1 {
+			dash = append(dash, dash...) // an odd pattern repeats with on and off swapped
+		}
+		if dash != nil && total < 0.5 {
+			r.warn(path+".segments", "dash pattern shorter than a pixel; drawn solid")
+			dash = nil
+		}
+		segs = dashed(p, dash)
+		if segs == nil {
+			r.warn(path+".segments", "more than %d dashes; drawn solid", maxDashes)
+			segs = dashed(p, nil)
+		}
+	}
+	// The rasterizer covers only the line's bounds, clipped to the image.
+	minX, minY, maxX, maxY := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for _, q := range p {
+		minX, maxX = math.Min(minX, q[0]), math.Max(maxX, q[0])
+		minY, maxY = math.Min(minY, q[1]), math.Max(maxY, q[1])
+	}
+	bb := image.Rect(int(math.Floor(minX-half-1)), int(math.Floor(minY-half-1)),
+		int(math.Ceil(maxX+half+1)), int(math.Ceil(maxY+half+1))).Intersect(r.img.Bounds())
+	if bb.Empty() {
+		return
+	}
+	ras := vector.NewRasterizer(bb.Dx(), bb.Dy())
+	ox, oy := float64(bb.Min.X), float64(bb.Min.Y)
+	for _, s := range segs {
+		a, b := s[0], s[1]
+		dx, dy := b[0]-a[0], b[1]-a[1]
+		n := math.Hypot(dx, dy)
+		if n == 0 {
+			continue
+		}
+		nx, ny := -dy/n*half, dx/n*half
+		ras.MoveTo(float32(a[0]+nx-ox), float32(a[1]+ny-oy))
+		ras.LineTo(float32(b[0]+nx-ox), float32(b[1]+ny-oy))
+		ras.LineTo(float32(b[0]-nx-ox), float32(b[1]-ny-oy))
+		ras.LineTo(float32(a[0]-nx-ox), float32(a[1]-ny-oy))
+		ras.ClosePath()
+	}
+	if len(o.Segments) == 0 {
+		// Square joins between solid segments: a square of the line width at each inner point.
+		for _, q := range p[1 : len(p)-1] {
+			ras.MoveTo(float32(q[0]-half-ox), float32(q[1]-half-oy))
+			ras.LineTo(float32(q[0]+half-ox), float32(q[1]-half-oy))
+			ras.LineTo(float32(q[0]+half-ox), float32(q[1]+half-oy))
+			ras.LineTo(float32(q[0]-half-ox), float32(q[1]+half-oy))
+			ras.ClosePath()
+		}
+	}
+	ras.DrawOp = draw.Over
+	ras.Draw(r.img, bb, image.NewUniform(c), image.Point{})
+}
+
+// dashed cuts the polyline p into the "on" pieces of the dash pattern (lengths in pixels,
+// on, off, ...), carried over the corners; nil when there would be more than maxDashes.
+func dashed(p [][2]float64, dash []float64) [][2][2]float64 {
+	var out [][2][2]float64
+	if dash == nil {
+		for i := 0; i+1 < len(p); i++ {
+			out = append(out, [2][2]float64{p[i], p[i+1]})
+		}
+		return out
+	}
+	k, left := 0, dash[0]
+	on := true
+	for i := 0; i+1 < len(p); i++ {
+		a, b := p[i], p[i+1]
+		n := math.Hypot(b[0]-a[0], b[1]-a[1])
+		pos := 0.0
+		for pos < n {
+			step := math.Min(left, n-pos)
+			if on && step > 0 {
+				t0, t1 := pos/n, (pos+step)/n
+				out = append(out, [2][2]float64{
+					{a[0] + (b[0]-a[0])*t0, a[1] + (b[1]-a[1])*t0},
+					{a[0] + (b[0]-a[0])*t1, a[1] + (b[1]-a[1])*t1},
+				})
+				if len(out) > maxDashes {
+					return nil
+				}
+			}
+			pos += step
+			left -= step
+			if left <= 1e-9 {
+				k = (k + 1) % len(dash)
+				left = dash[k]
+				on = k%2 == 0
+			}
+		}
+	}
+	return out
+}
+
+func (r *renderer) bitmap(o *label.StaticBitmap, path string) {
+	if o.Width == nil || o.Height == nil || o.Bitmap == nil {
+		r.warn(path, "StaticBitmap without bitmap, width or height; not drawn")
+		return
+	}
+	b := r.mmBox(&o.Anchor, *o.Width, *o.Height, path)
+	if b.Empty() {
+		return
+	}
+	img, err := r.decodeBitmap(*o.Bitmap, b)
+	if err != "" {
+		r.mark(b)
+		r.warn(path+".bitmap", "%s; drawn as a marked box", err)
+		return
+	}
+	var fg, bg *color.RGBA
+	if o.FgColor != nil {
+		c := r.color(path+".fgColor", o.FgColor, "black")
+		fg = &c
+	}
+	if o.BgColor != nil {
+		c := r.color(path+".bgColor", o.BgColor, "white")
+		bg = &c
+	}
+	vis := b.Intersect(r.img.Bounds())
+	if vis.Empty() {
+		return
+	}
+	// Scaled to the box by nearest neighbour, as a printer prints dots.
+	scaled := image.NewRGBA(b)
+	xdraw.NearestNeighbor.Scale(scaled, b, img, img.Bounds(), draw.Src, nil)
+	if fg == nil && bg == nil {
+		draw.Draw(r.img, vis, scaled, vis.Min, draw.Over)
+		return
+	}
+	// With fgColor or bgColor the bitmap is one bit deep: a dark opaque pixel is foreground
+	// (fgColor, else black), any other is background (bgColor, else no ink).
+	black := color.RGBA{0, 0, 0, 255}
+	if fg == nil {
+		fg = &black
+	}
+	for y := vis.Min.Y; y < vis.Max.Y; y++ {
+		for x := vis.Min.X; x < vis.Max.X; x++ {
+			i := scaled.PixOffset(x, y)
+			s := scaled.Pix[i : i+4]
+			lum := (299*int(s[0]) + 587*int(s[1]) + 114*int(s[2])) / 1000
+			dark := s[3] >= 128 && lum*255 < 128*int(s[3])
+			var c *color.RGBA
+			if dark {
+				c = fg
+			} else {
+				c = bg
+			}
+			if c != nil && c.A != 0 {
+				j := r.img.PixOffset(x, y)
+				copy(r.img.Pix[j:j+4], []byte{c.R, c.G, c.B, 255})
+			}
+		}
+	}
+}
+
+// decodeBitmap reads a StaticBitmap's PNG, or, when bitmap is not base64 PNG, asks the image
+// resolver for a stored image of that name; it returns why not when it cannot.
+func (r *renderer) decodeBitmap(s string, box image.Rectangle) (image.Image, string) {
+	data, err := base64.StdEncoding.DecodeString(s)
+	if err == nil && bytes.HasPrefix(data, []byte("\x89PNG")) {
+		cfg, err := png.DecodeConfig(bytes.NewReader(data))
+		if err != nil {
+			return nil, "bitmap is not a PNG the preview can read (" + err.Error() + ")"
+		}
+		if int64(cfg.Width)*int64(cfg.Height) > r.maxPixels() {
+			return nil, "bitmap is larger than the pixel cap"
+		}
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			return nil, "bitmap is not a PNG the preview can read (" + err.Error() + ")"
+		}
+		return img, ""
+	}
+	if r.opts.Images == nil {
+		return nil, "bitmap is not base64 PNG, and no image resolver is given to read a stored image " + quote(s)
+	}
+	img, err := r.opts.Images(r.ctx, s)
+	if err != nil {
+		return nil, "stored image " + quote(s) + ": " + err.Error()
+	}
+	if img == nil {
+		return nil, "stored image " + quote(s) + " not given"
+	}
+	if b := img.Bounds(); int64(b.Dx())*int64(b.Dy()) > r.maxPixels() {
+		return nil, "stored image " + quote(s) + " is larger than the pixel cap"
+	}
+	return img, ""
+}
+
+func (r *renderer) maxPixels() int64 {
+	if r.opts.MaxPixels > 0 {
+		return r.opts.MaxPixels
+	}
+	return DefaultMaxPixels
+}
