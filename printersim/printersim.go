@@ -84,6 +84,7 @@ package printersim
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -122,7 +123,7 @@ type config struct {
 	strict   bool
 	autoEach time.Duration
 	ui       bool
-	draw     func(*printRecord) ([]byte, error) // the pictures; nil draws none
+	draw     func(context.Context, *Picture) ([]byte, error) // the pictures; nil draws none
 }
 
 // WithPrinters names the printers (default one printer, DefaultPrinter). The single-printer

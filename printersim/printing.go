@@ -306,7 +306,7 @@ func (s *Simulator) fire(p *printer) (label, msg string) {
 	if len(p.queue) == 0 {
 		p.counters.TriggerBounces++
 		msg = "no job selected on " + p.name
-		s.noteTrigger(p, "", "", msg, nil)
+		s.noteTrigger(p, "", "", msg, nil, nil, s.cfg.clock.Now())
 		return "", msg
 	}
 	j := p.queue[0]
@@ -324,7 +324,7 @@ func (s *Simulator) fire(p *printer) (label, msg string) {
 			p.queue = p.queue[1:]
 			p.counters.TriggerBounces++
 			msg = err.Error() + "; job dropped"
-			s.noteTrigger(p, label, "", msg, nil)
+			s.noteTrigger(p, label, "", msg, nil, nil, s.cfg.clock.Now())
 			return "", msg
 		}
 		r := j.rows[j.rowPos]
@@ -347,7 +347,7 @@ func (s *Simulator) fire(p *printer) (label, msg string) {
 	}
 	now := s.cfg.clock.Now()
 	p.printed = fillLabel(content, now, row)
-	s.noteTrigger(p, label, key, "", p.printed)
+	s.noteTrigger(p, label, key, "", content, row, now)
 	p.counters.PrintedLabels++
 	p.events = append(p.events, now)
 	j.printedInRow++

@@ -26,9 +26,10 @@ type printRecord struct {
 	key     string
 	printed bool
 	reason  string
-	// content is the label as printed, its dynamic text filled; nil for a bounce. It shares
-	// its bytes with the stored label when nothing was filled in.
+	// content is the label as stored when it printed (nil for a bounce), its bytes shared with
+	// the store; row (the job's table row) and time fill its dynamic text as it was printed.
 	content    json.RawMessage
+	row        map[string]string
 	hdpi, vdpi float64
 	pic        picture
 	counted    int // bytes of its picture counted in the printer's budget; the renderer's lock
@@ -68,20 +69,21 @@ func (j *job) keyColumnOr(t *table) string {
 	return t.Columns[0]
 }
 
-// noteTrigger records a trigger of p for the page, when the page is on: a print (content, the
-// filled label) or a bounce (reason). s.mu is held.
-func (s *Simulator) noteTrigger(p *printer, label, key, reason string, content json.RawMessage) {
+// noteTrigger records a trigger of p at now for the page, when the page is on: a print
+// (content, the label as stored, and row, the job's table row) or a bounce (reason). s.mu is
+// held.
+func (s *Simulator) noteTrigger(p *printer, label, key, reason string, content json.RawMessage, row map[string]string, now time.Time) {
 	p.triggerN++
 	if s.ui == nil {
 		return
 	}
 	s.ui.lastID++
 	r := &printRecord{
-		printer: p.name, id: s.ui.lastID, n: p.triggerN, time: s.cfg.clock.Now(),
+		printer: p.name, id: s.ui.lastID, n: p.triggerN, time: now,
 		label: label, key: key, printed: reason == "", reason: reason,
 	}
 	if r.printed {
-		r.content = content
+		r.content, r.row = content, row
 		r.hdpi, r.vdpi = labelDPI(content)
 	}
 	if len(p.prints) == KeptPrints {

@@ -2,9 +2,12 @@ package printersim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"image"
 	"slices"
 	"sync"
+	"time"
 )
 
 // The renderer draws the pictures of prints after the trigger has been answered, one at a time
@@ -20,6 +23,33 @@ const (
 
 // errPictureGone is a picture asked for after its print left the kept list.
 var errPictureGone = errors.New("print no longer kept")
+
+// errNoPictures is a picture asked of a simulator without WithPictures.
+var errNoPictures = errors.New("this simulator draws no pictures: it was started without printersim.WithPictures")
+
+// Picture is one print to draw: the label as it was stored when it printed, and what fills its
+// dynamic text as the simulator filled it (label.Expand at Time, "{{Column}}" from Row).
+type Picture struct {
+	// Label is the label as stored, its dynamic text not filled.
+	Label json.RawMessage
+	// Row is the job's table row, column name to cell; nil without a table.
+	Row map[string]string
+	// Time is the simulator's clock when the label printed.
+	Time time.Time
+	// HDPI and VDPI are the label's resolution (its hdpi and vdpi, else DefaultDPI).
+	HDPI, VDPI float64
+	// Image returns an image stored on the simulator, decoded, for a label that shows one.
+	Image func(ctx context.Context, name string) (image.Image, error)
+}
+
+// WithPictures makes the page (WithUI) show each printed label as the picture draw makes of
+// it, a PNG: after the trigger has been answered, off the trigger's path, one at a time; a
+// picture the renderer's full queue skipped is drawn when its URL is asked for. Package
+// printersim/pictures has the drawer the commands use (package label/preview's). ctx ends
+// when the picture is no longer wanted.
+func WithPictures(draw func(ctx context.Context, p *Picture) (png []byte, err error)) Option {
+	return func(c *config) { c.draw = draw }
+}
 
 // picture is the drawn label of one print: drawn once by whoever asks first (the renderer or
 // a request for its URL); the others wait for that drawing.
@@ -96,7 +126,8 @@ func (p *picture) forget() {
 // renderer draws pictures in its own goroutine, started when there is work and ended when the
 // queue is empty, so an idle simulator runs no goroutine.
 type renderer struct {
-	draw  func(*printRecord) ([]byte, error) // nil: no pictures
+	draw  func(context.Context, *Picture) ([]byte, error) // nil: no pictures
+	image func(context.Context, string) (image.Image, error)
 	queue chan *printRecord
 
 	mu      sync.Mutex
@@ -113,8 +144,8 @@ type keptPictures struct {
 	bytes int
 }
 
-func newRenderer(draw func(*printRecord) ([]byte, error)) *renderer {
-	return &renderer{draw: draw, queue: make(chan *printRecord, renderQueue), dropped: map[string]int64{}, kept: map[string]*keptPictures{}}
+func newRenderer(draw func(context.Context, *Picture) ([]byte, error), images func(context.Context, string) (image.Image, error)) *renderer {
+	return &renderer{draw: draw, image: images, queue: make(chan *printRecord, renderQueue), dropped: map[string]int64{}, kept: map[string]*keptPictures{}}
 }
 
 // enqueue asks for r's picture to be drawn; when the queue is full the picture is marked
@@ -170,9 +201,11 @@ func (rd *renderer) work() {
 // picture returns r's picture, drawing it now unless it is drawn or being drawn.
 func (rd *renderer) picture(ctx context.Context, r *printRecord) ([]byte, error) {
 	if rd.draw == nil {
-		return nil, errors.New("this simulator draws no pictures")
+		return nil, errNoPictures
 	}
-	png, drawn, err := r.pic.get(ctx, func() ([]byte, error) { return rd.draw(r) })
+	png, drawn, err := r.pic.get(ctx, func() ([]byte, error) {
+		return rd.draw(ctx, &Picture{Label: r.content, Row: r.row, Time: r.time, HDPI: r.hdpi, VDPI: r.vdpi, Image: rd.image})
+	})
 	if drawn && err == nil {
 		rd.keep(r, len(png))
 	}

@@ -55,7 +55,7 @@ func newUIState(s *Simulator) *uiState {
 	u := &uiState{
 		ring:     make([]event, 0, KeptPrints*len(s.cfg.printers)),
 		subs:     map[*subscriber]struct{}{},
-		render:   newRenderer(s.cfg.draw),
+		render:   newRenderer(s.cfg.draw, s.decodedImage),
 		mux:      http.NewServeMux(),
 		sessions: map[string]time.Time{},
 	}
@@ -464,6 +464,9 @@ func (s *Simulator) uiPicture(w http.ResponseWriter, r *http.Request) {
 	}
 	png, err := s.ui.render.picture(r.Context(), rec)
 	switch {
+	case errors.Is(err, errNoPictures):
+		writeError(w, http.StatusNotImplemented, err.Error())
+		return
 	case errors.Is(err, errPictureGone):
 		writeError(w, http.StatusGone, "trigger "+num+" of "+p.name+" is no longer kept")
 		return

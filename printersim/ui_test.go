@@ -2,13 +2,20 @@ package printersim
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -498,5 +505,140 @@ func TestUIToken(t *testing.T) {
 	}
 	if resp, _ := get("/ui/login"); resp.StatusCode != 405 {
 		t.Errorf("GET /ui/login: %d", resp.StatusCode)
+	}
+}
+
+// testDrawer draws each picture as a PNG of 2 x 1 pixels whose red channel is the print's
+// minute of the hour (to tell pictures apart), counting its calls; with hold set, each drawing
+// waits for hold to be closed.
+type testDrawer struct {
+	mu    sync.Mutex
+	calls int
+	hold  chan struct{}
+}
+
+func (d *testDrawer) draw(ctx context.Context, p *Picture) ([]byte, error) {
+	d.mu.Lock()
+	d.calls++
+	hold := d.hold
+	d.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if strings.Contains(string(p.Label), "undrawable") {
+		return nil, errors.New("undrawable label")
+	}
+	img := image.NewRGBA(image.Rect(0, 0, 2, 1))
+	img.Set(0, 0, color.RGBA{R: uint8(p.Time.Minute()), A: 255})
+	var buf bytes.Buffer
+	_ = png.Encode(&buf, img)
+	return buf.Bytes(), nil
+}
+
+func (d *testDrawer) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.calls
+}
+
+// TestUIPictures: each print's picture is at its URL, drawn once, with the print's own fill
+// (here its time); bounces, prints not kept and triggers to come have none, each said so.
+func TestUIPictures(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 11, 25, 10, 7, 0, 0, time.UTC)}
+	d := &testDrawer{}
+	s := startSim(t, WithUI(), WithClock(clock), WithPictures(d.draw))
+	s.want("PUT", "/api/v3/labels/L", "application/json", `{"format":3,"width":50,"height":20,"objs":[]}`, 204)
+	s.want("PUT", "/api/v3/labels/U", "application/json", `{"format":3,"width":50,"height":20,"objs":[],"x":"undrawable"}`, 204)
+	s.want("POST", "/api/v3/printers/line1/printJob", "application/json", `{"labelName":"L"}`, 200)
+	s.want("POST", "/api/v3/printers/line1/trigger", "", "", 200)
+	clock.Add(time.Minute)
+	s.want("POST", "/api/v3/printers/line1/trigger", "", "", 200)
+	for n, minute := range map[int]uint8{1: 7, 2: 8} {
+		code, body := s.do("GET", "/ui/printers/line1/prints/"+strconv.Itoa(n)+".png", "", nil)
+		img, err := png.Decode(bytes.NewReader(body))
+		if code != 200 || err != nil {
+			t.Fatalf("picture %d: %d %v", n, code, err)
+		}
+		if r, _, _, _ := img.At(0, 0).RGBA(); uint8(r>>8) != minute {
+			t.Errorf("picture %d drawn at minute %d, want %d", n, r>>8, minute)
+		}
+	}
+	if d.count() != 2 {
+		t.Errorf("%d drawings for 2 prints asked for after the renderer drew them", d.count())
+	}
+	req, _ := http.NewRequest("GET", s.srv.URL+"/ui/printers/line1/prints/1.png", nil)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	etag := resp.Header.Get("ETag")
+	if code, _ := s.do("GET", "/ui/printers/line1/prints/1.png", "", nil, "If-None-Match", etag); etag == "" || code != http.StatusNotModified {
+		t.Errorf("revalidation with %q: %d", etag, code)
+	}
+	s.want("POST", "/api/v3/printJob", "application/json", ``, 200)
+	s.want("POST", "/api/v3/printers/line1/trigger", "", "", 409)
+	s.want("GET", "/ui/printers/line1/prints/3.png", "", "", 404) // a bounce
+	s.want("GET", "/ui/printers/line1/prints/4.png", "", "", 404) // to come
+	s.want("GET", "/ui/printers/line1/prints/0.png", "", "", 404)
+	s.want("GET", "/ui/printers/line1/prints/1.gif", "", "", 404)
+	s.want("GET", "/ui/printers/nope/prints/1.png", "", "", 404)
+	s.want("POST", "/api/v3/printers/line1/printJob", "application/json", `{"labelName":"U"}`, 200)
+	s.want("POST", "/api/v3/printers/line1/trigger", "", "", 200)
+	if b := s.want("GET", "/ui/printers/line1/prints/4.png", "", "", 422); !strings.Contains(string(b), "undrawable label") {
+		t.Errorf("undrawable: %s", b)
+	}
+	for range KeptPrints {
+		_, _ = s.srv.Sim.PressTrigger("line1")
+	}
+	s.want("GET", "/ui/printers/line1/prints/1.png", "", "", 410)
+
+	// Without WithPictures, the URL says there are no pictures.
+	s2 := startSim(t, WithUI())
+	s2.want("PUT", "/api/v3/labels/L", "application/json", `{"format":3,"width":50,"height":20,"objs":[]}`, 204)
+	s2.want("POST", "/api/v3/printers/line1/printJob", "application/json", `{"labelName":"L"}`, 200)
+	s2.want("POST", "/api/v3/printers/line1/trigger", "", "", 200)
+	s2.want("GET", "/ui/printers/line1/prints/1.png", "", "", 501)
+}
+
+// TestUIPicturesUnderLoad: when the renderer cannot keep up, its queue drops pictures, never
+// prints: every trigger is answered and listed, the list and the events say which pictures were
+// skipped, and a skipped picture is drawn when its URL is asked for.
+func TestUIPicturesUnderLoad(t *testing.T) {
+	d := &testDrawer{hold: make(chan struct{})}
+	s := startSim(t, WithUI(), WithPictures(d.draw))
+	s.want("PUT", "/api/v3/labels/L", "application/json", `{"format":3,"width":50,"height":20,"objs":[]}`, 204)
+	s.want("POST", "/api/v3/printers/line1/printJob", "application/json", `{"labelName":"L"}`, 200)
+	const n = renderQueue + 20 // one drawing held, the queue full, the rest dropped
+	for i := range n {
+		if printed, _ := s.srv.Sim.PressTrigger("line1"); !printed {
+			t.Fatalf("trigger %d did not print", i+1)
+		}
+	}
+	l := uiList(t, s, "line1")
+	deferred := 0
+	for _, e := range l.Prints {
+		if e.Deferred {
+			deferred++
+		}
+	}
+	if l.Dropped == 0 || int64(deferred) != l.Dropped || len(l.Prints) != n {
+		t.Fatalf("%d prints listed, %d dropped, %d marked deferred", len(l.Prints), l.Dropped, deferred)
+	}
+	// The newest was dropped (the queue was full by then): its URL draws it.
+	if !l.Prints[0].Deferred {
+		t.Fatal("the newest picture was not dropped")
+	}
+	close(d.hold)
+	code, body := s.do("GET", "/ui/printers/line1/prints/"+strconv.Itoa(n)+".png", "", nil)
+	if _, err := png.Decode(bytes.NewReader(body)); code != 200 || err != nil {
+		t.Errorf("dropped picture: %d %v", code, err)
+	}
+	if c, _ := s.srv.Sim.Counters("line1"); c.PrintedLabels != n {
+		t.Errorf("printed %d of %d", c.PrintedLabels, n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/labelprinter/go-labelprinter/printersim"
+	"github.com/labelprinter/go-labelprinter/printersim/pictures"
 	"github.com/spf13/cobra"
 )
 
@@ -21,6 +22,7 @@ func (a *app) simCommand() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
+			opts = append(opts, printersim.WithPictures(pictures.Draw)) // the page's pictures of the labels printed
 			srv, err := printersim.Listen(f.Addr, opts...)
 			if err != nil {
 				return err

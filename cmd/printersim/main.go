@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/labelprinter/go-labelprinter/printersim"
+	"github.com/labelprinter/go-labelprinter/printersim/pictures"
 )
 
 func main() {
@@ -59,6 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "printersim:", err)
 		return 1
 	}
+	opts = append(opts, printersim.WithPictures(pictures.Draw)) // the page's pictures of the labels printed
 	srv := printersim.Serve(ln, printersim.New(opts...), func(h http.Handler) http.Handler { return logRequests(h, stderr) })
 	fmt.Fprintf(stdout, "printersim: serving printers %s at %s\n", strings.Join(names, ", "), srv.URL)
 	if f.UI {

@@ -141,6 +141,7 @@ function entryItem(name, e) {
     img.dataset.hdpi = e.hdpi || 300;
     img.dataset.vdpi = e.vdpi || 300;
     img.addEventListener("load", () => setMM(box));
+    img.addEventListener("error", () => { box.replaceChildren(el("span", "meta", "no picture (its URL says why)")); });
     img.src = "/ui/printers/" + enc(name) + "/prints/" + e.n + ".png";
     box.append(el("div", "ruler top"), el("div", "ruler left"), img);
     const a = el("a", "meta", "download");
