@@ -27,6 +27,8 @@ const (
 	eventWriteTimeout = 10 * time.Second
 	// keepAliveEvery is how often an idle stream gets a comment, so dead clients are noticed.
 	keepAliveEvery = 15 * time.Second
+	// eventBatch is how long an event may wait for the ones after it, to be written together.
+	eventBatch = 20 * time.Millisecond
 )
 
 // event is one event of the feed; id 0 is sent without an id line.
@@ -41,14 +43,17 @@ type subscriber struct {
 	ch chan event // closed when the client fell too far behind
 }
 
-// publish sends a trigger's entry to every client and keeps it for replay. s.mu is held.
+// publish sends a trigger's entry to every client and keeps it for replay in the ring, a
+// circular buffer: ringHead is the oldest of its len(ring) events, whose ids run to lastID.
+// s.mu is held.
 func (u *uiState) publish(r *printRecord) {
 	ev := event{id: r.id, name: "print", print: r.entry()}
-	if len(u.ring) == cap(u.ring) {
-		copy(u.ring, u.ring[1:])
-		u.ring = u.ring[:len(u.ring)-1]
+	if len(u.ring) < cap(u.ring) {
+		u.ring = append(u.ring, ev)
+	} else {
+		u.ring[u.ringHead] = ev
+		u.ringHead = (u.ringHead + 1) % len(u.ring)
 	}
-	u.ring = append(u.ring, ev)
 	u.send(ev)
 }
 
@@ -77,14 +82,15 @@ func (u *uiState) replay(after uint64) ([]event, bool) {
 	if after > u.lastID {
 		return nil, false
 	}
-	if after == u.lastID {
-		return nil, true
-	}
-	if len(u.ring) == 0 || u.ring[0].id > after+1 {
+	missed := u.lastID - after
+	if missed > uint64(len(u.ring)) {
 		return nil, false
 	}
-	i := int(after + 1 - u.ring[0].id)
-	return append([]event(nil), u.ring[i:]...), true
+	out := make([]event, 0, missed)
+	for i := len(u.ring) - int(missed); i < len(u.ring); i++ {
+		out = append(out, u.ring[(u.ringHead+i)%len(u.ring)])
+	}
+	return out, true
 }
 
 func (s *Simulator) uiEvents(w http.ResponseWriter, r *http.Request) {
@@ -154,7 +160,28 @@ func (s *Simulator) uiEvents(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return // too slow: the client reconnects with Last-Event-ID
 			}
-			if !write(frame(ev)) {
+			// The events that follow within eventBatch go out in the same write, so a line
+			// at full speed costs the client's connection one write per batch, not per print.
+			buf := frame(ev)
+			batch := time.NewTimer(eventBatch)
+		collect:
+			for {
+				select {
+				case ev, ok := <-sub.ch:
+					if !ok {
+						batch.Stop()
+						write(buf)
+						return
+					}
+					buf = append(buf, frame(ev)...)
+				case <-batch.C:
+					break collect
+				case <-r.Context().Done():
+					batch.Stop()
+					return
+				}
+			}
+			if !write(buf) {
 				return
 			}
 		}

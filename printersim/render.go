@@ -19,6 +19,8 @@ const (
 	renderQueue = 64
 	// pictureBudget is how many bytes of drawn pictures a printer keeps.
 	pictureBudget = 16 << 20
+	// renderPause is how many times a drawing's own time the renderer waits after it.
+	renderPause = 2
 )
 
 // errPictureGone is a picture asked for after its print left the kept list.
@@ -130,6 +132,7 @@ type renderer struct {
 	image func(context.Context, string) (image.Image, error)
 	queue chan *printRecord
 
+	stop    chan struct{} // closed by close
 	mu      sync.Mutex
 	running bool
 	closed  bool
@@ -145,7 +148,7 @@ type keptPictures struct {
 }
 
 func newRenderer(draw func(context.Context, *Picture) ([]byte, error), images func(context.Context, string) (image.Image, error)) *renderer {
-	return &renderer{draw: draw, image: images, queue: make(chan *printRecord, renderQueue), dropped: map[string]int64{}, kept: map[string]*keptPictures{}}
+	return &renderer{draw: draw, image: images, stop: make(chan struct{}), queue: make(chan *printRecord, renderQueue), dropped: map[string]int64{}, kept: map[string]*keptPictures{}}
 }
 
 // enqueue asks for r's picture to be drawn; when the queue is full the picture is marked
@@ -182,8 +185,18 @@ func (rd *renderer) work() {
 			rd.mu.Lock()
 			closed := rd.closed
 			rd.mu.Unlock()
-			if !closed {
-				_, _ = rd.picture(context.Background(), r)
+			if closed {
+				continue
+			}
+			t0 := time.Now()
+			_, _ = rd.picture(context.Background(), r)
+			// Pace the drawing so that it takes at most a third of a core from the API;
+			// a picture asked for meanwhile is drawn by its request.
+			pause := time.NewTimer(renderPause * time.Since(t0))
+			select {
+			case <-pause.C:
+			case <-rd.stop:
+				pause.Stop()
 			}
 		default:
 			rd.mu.Lock()
@@ -259,7 +272,10 @@ func (rd *renderer) droppedFor(printer string) int64 {
 // close stops drawing (what is queued is left for its URL) and waits for the goroutine.
 func (rd *renderer) close() {
 	rd.mu.Lock()
-	rd.closed = true
+	if !rd.closed {
+		rd.closed = true
+		close(rd.stop)
+	}
 	rd.mu.Unlock()
 	rd.wg.Wait()
 }

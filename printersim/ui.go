@@ -40,12 +40,13 @@ const (
 // uiState is the page's side of a simulator. Its fields but render and sessions are under the
 // simulator's mutex.
 type uiState struct {
-	lastID uint64  // the last print event's id
-	ring   []event // the last print events, for Last-Event-ID
-	subs   map[*subscriber]struct{}
-	render *renderer
-	mux    *http.ServeMux
-	runID  string // names this run in the pictures' ETags
+	lastID   uint64  // the last print event's id
+	ring     []event // the last print events, for Last-Event-ID (see publish)
+	ringHead int
+	subs     map[*subscriber]struct{}
+	render   *renderer
+	mux      *http.ServeMux
+	runID    string // names this run in the pictures' ETags
 
 	sessMu   sync.Mutex
 	sessions map[string]time.Time // session id to expiry
