@@ -78,8 +78,20 @@
 //     "printers" list of every printer name added; SetStatus changes its state, ragStatus and
 //     errors.
 //   - The line: PressTrigger is a trigger from a product sensor, with the trigger endpoint's
-//     effects; WithAutoTrigger presses it on a ticker for every printer with a job selected;
-//     ResetCounters zeroes a printer's counters as a restart would.
+//     effects; WithAutoTrigger (or StartLine, until StopLine) presses it on a ticker for every
+//     printer with a job selected; ResetCounters zeroes a printer's counters as a restart would.
+//
+// # The page
+//
+// WithUI serves a live page at / (outside /api/v3, on the same port): each printer's state,
+// counters and queue, and its last KeptPrints triggers, newest first, each print with its
+// picture at /ui/printers/{name}/prints/{n}.png when WithPictures gives a drawer (package
+// printersim/pictures has label/preview's), each bounce with its reason; the list as JSON at
+// /ui/printers/{name}/prints; Server-Sent Events at /ui/events with Last-Event-ID replay. n
+// numbers a printer's triggers from 1 since the simulator started. Pictures are drawn after
+// the trigger has been answered through a bounded queue that skips the picture, never the
+// print; a skipped picture is drawn when its URL is asked for. With WithToken, the page takes
+// the API's Bearer token or a session from its login form.
 package printersim
 
 import (
