@@ -30,6 +30,7 @@ type printRecord struct {
 	// the store; row (the job's table row) and time fill its dynamic text as it was printed.
 	content    json.RawMessage
 	row        map[string]string
+	tooLarge   int // the size of a label over maxDrawnLabel, which is not kept
 	hdpi, vdpi float64
 	pic        picture
 	counted    int // bytes of its picture counted in the printer's budget; the renderer's lock
@@ -83,8 +84,12 @@ func (s *Simulator) noteTrigger(p *printer, label, key, reason string, content j
 		label: label, key: key, printed: reason == "", reason: reason,
 	}
 	if r.printed {
-		r.content, r.row = content, row
 		r.hdpi, r.vdpi = labelDPI(content)
+		if len(content) > maxDrawnLabel {
+			r.tooLarge = len(content)
+		} else {
+			r.content, r.row = content, row
+		}
 	}
 	if len(p.prints) == KeptPrints {
 		p.prints[0].pic.forget()
@@ -93,7 +98,7 @@ func (s *Simulator) noteTrigger(p *printer, label, key, reason string, content j
 		p.gone++
 	}
 	p.prints = append(p.prints, r)
-	if r.printed {
+	if r.printed && r.tooLarge == 0 {
 		s.ui.render.enqueue(r)
 	}
 	s.ui.publish(r)

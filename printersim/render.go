@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image"
 	"slices"
 	"sync"
@@ -21,6 +22,9 @@ const (
 	pictureBudget = 16 << 20
 	// renderPause is how many times a drawing's own time the renderer waits after it.
 	renderPause = 2
+	// maxDrawnLabel is the largest label, in bytes, a print keeps to be drawn: the page's
+	// memory must not grow with labels of tens of megabytes.
+	maxDrawnLabel = 4 << 20
 )
 
 // errPictureGone is a picture asked for after its print left the kept list.
@@ -101,7 +105,8 @@ func (p *picture) get(ctx context.Context, draw func() ([]byte, error)) (png []b
 		p.mu.Lock()
 		p.drawing = nil
 		close(ch)
-		if p.gone {
+		// A drawing cut short because its asker went away is no answer: the next asker draws.
+		if p.gone || err != nil && ctx.Err() != nil {
 			p.mu.Unlock()
 			return png, true, err
 		}
@@ -215,6 +220,9 @@ func (rd *renderer) work() {
 func (rd *renderer) picture(ctx context.Context, r *printRecord) ([]byte, error) {
 	if rd.draw == nil {
 		return nil, errNoPictures
+	}
+	if r.tooLarge > 0 {
+		return nil, fmt.Errorf("the label of %d bytes is over the %d bytes the page keeps to draw", r.tooLarge, maxDrawnLabel)
 	}
 	png, drawn, err := r.pic.get(ctx, func() ([]byte, error) {
 		return rd.draw(ctx, &Picture{Label: r.content, Row: r.row, Time: r.time, HDPI: r.hdpi, VDPI: r.vdpi, Image: rd.image})

@@ -642,3 +642,50 @@ func TestUIPicturesUnderLoad(t *testing.T) {
 		t.Errorf("printed %d of %d", c.PrintedLabels, n)
 	}
 }
+
+// TestUIPictureAskerGoesAway: a drawing cut short because its asker went away is not kept as
+// the picture's answer; the next asker gets the picture.
+func TestUIPictureAskerGoesAway(t *testing.T) {
+	d := &testDrawer{hold: make(chan struct{})}
+	s := startSim(t, WithUI(), WithPictures(d.draw))
+	s.want("PUT", "/api/v3/labels/L", "application/json", `{"format":3,"width":50,"height":20,"objs":[]}`, 204)
+	s.want("POST", "/api/v3/printers/line1/printJob", "application/json", `{"labelName":"L"}`, 200)
+	s.want("POST", "/api/v3/printers/line1/trigger", "", "", 200) // the renderer holds on this one
+	s.want("POST", "/api/v3/printers/line1/trigger", "", "", 200) // queued behind it
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.srv.URL+"/ui/printers/line1/prints/2.png", nil)
+	if resp, err := s.client.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the held drawing answered %d", resp.StatusCode)
+	}
+	for deadline := time.Now().Add(5 * time.Second); d.count() < 2 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	}
+	close(d.hold)
+	code, body := s.do("GET", "/ui/printers/line1/prints/2.png", "", nil)
+	if _, err := png.Decode(bytes.NewReader(body)); code != 200 || err != nil {
+		t.Errorf("after the first asker went away: %d %s", code, body)
+	}
+}
+
+// TestUIPictureOfAHugeLabel: a label over the page's limit prints, is listed, and its picture
+// says why there is none, so labels of tens of megabytes cannot grow the page's memory.
+func TestUIPictureOfAHugeLabel(t *testing.T) {
+	s := startSim(t, WithUI(), WithPictures((&testDrawer{}).draw))
+	big := `{"format":3,"width":50,"height":20,"objs":[],"note":"` + strings.Repeat("x", maxDrawnLabel) + `"}`
+	s.want("PUT", "/api/v3/labels/Big", "application/json", big, 204)
+	s.want("POST", "/api/v3/printers/line1/printJob", "application/json", `{"labelName":"Big"}`, 200)
+	s.want("POST", "/api/v3/printers/line1/trigger", "", "", 200)
+	if l := uiList(t, s, "line1"); len(l.Prints) != 1 || l.Prints[0].State != "printed" {
+		t.Fatalf("list %+v", l)
+	}
+	if b := s.want("GET", "/ui/printers/line1/prints/1.png", "", "", 422); !strings.Contains(string(b), "over the 4194304 bytes") {
+		t.Errorf("huge label: %s", b)
+	}
+	s.srv.Sim.mu.Lock()
+	kept := s.srv.Sim.printers["line1"].prints[0].content
+	s.srv.Sim.mu.Unlock()
+	if kept != nil {
+		t.Error("the huge label is kept")
+	}
+}
