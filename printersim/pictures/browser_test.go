@@ -46,6 +46,24 @@ const pageLabel = `{"format":3,"width":50,"height":30,"objs":[
 	{"type":"Text","x":3,"y":13,"text":"SKU {{SKU}}  {YEAR}-{MONTH}-{DAYOFMONTH}","font":{"family":"Go","style":"Regular","height":3.5},"color":"black"},
 	{"type":"Rect","x":3,"y":22,"width":44,"height":4,"fillColor":"#24527a"}]}`
 
+// openBrowser starts Chromium with the flags of a quiet, throw-away profile and returns a tab's
+// context, closed (and the browser stopped) when the test ends.
+func openBrowser(t *testing.T, exe string) context.Context {
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(exe),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1000, 1100),
+	)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	return ctx
+}
+
 // TestPageInChromium drives the page in Debian's Chromium: three prints triggered through the
 // API each appear, loaded, within a second of the trigger's answer without a reload, newest
 // first, each the drawn label at its size in millimetres at 300 dpi (591 x 354 pixels for
@@ -79,21 +97,7 @@ func TestPageInChromium(t *testing.T) {
 	api("PUT", "/api/v3/tables/Products", `{"columns":["SKU","Name"],"rows":[["S12-342C","Hex bolt M8"],["S12-343C","Hex nut M8"],["S12-344C","Washer 8 mm"],["S12-345C","Lock nut M8"]]}`, 204)
 	api("POST", "/api/v3/printers/line1/printJob", `{"labelName":"Carton","tableName":"Products"}`, 200)
 
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(exe),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1000, 1100),
-	)
-	defer cancelAlloc()
-	ctx, cancelTab := chromedp.NewContext(actx)
-	defer cancelTab()
-	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelTime()
-
+	ctx := openBrowser(t, exe)
 	// Every console error, uncaught exception and browser-log error (a failed fetch, a
 	// missing icon) of the page.
 	var mu sync.Mutex
@@ -200,5 +204,80 @@ func TestPageInChromium(t *testing.T) {
 	defer mu.Unlock()
 	if len(problems) > 0 {
 		t.Errorf("the page logged errors:\n%s", strings.Join(problems, "\n"))
+	}
+}
+
+// TestPageSoakInChromium: the page stays right through 10,000 prints at full speed: when they
+// are done it shows exactly the server's list (the last 200, newest first, and how many are
+// gone) without having been reloaded, each event taken in order or, when missed, the list read
+// again.
+func TestPageSoakInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 prints in a browser: not in -short")
+	}
+	exe := chromium(t)
+	srv, err := printersim.Start(printersim.WithUI(), printersim.WithPictures(pictures.Draw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	defer func() { client.CloseIdleConnections(); srv.Close() }()
+	post := func(path, body string) int {
+		req, _ := http.NewRequest("POST", srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	req, _ := http.NewRequest("PUT", srv.URL+"/api/v3/labels/Carton", strings.NewReader(pageLabel))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := client.Do(req); err != nil || resp.StatusCode != 204 {
+		t.Fatalf("label: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	post("/api/v3/printers/line1/printJob", `{"labelName":"Carton"}`)
+
+	ctx := openBrowser(t, exe)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("feed").textContent === "live" && (window.notReloaded = true)`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("the page did not go live: %v", err)
+	}
+	n := 10000
+	if raceDetector {
+		n = 2000
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range n / 4 {
+				if code := post("/api/v3/printers/line1/trigger", ""); code != 200 {
+					t.Errorf("trigger: %d", code)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	want := make([]string, 0, printersim.KeptPrints)
+	for i := n; i > n-printersim.KeptPrints; i-- {
+		want = append(want, fmt.Sprint(i))
+	}
+	cond := fmt.Sprintf(`(() => { const l = [...document.querySelectorAll(".printer .prints")][0].children;
+		return l.length === %d && [...l].map(x => x.dataset.n).join(",") === %q
+			&& document.querySelector(".kept").textContent.includes("%d gone") && window.notReloaded === true; })()`,
+		printersim.KeptPrints, strings.Join(want, ","), n-printersim.KeptPrints)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+		shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll(".prints li")].slice(0, 5).map(x => x.dataset.n).join(",") + " … " + document.querySelector(".prints").childElementCount + " shown; " + document.querySelector(".kept").textContent`))
+		t.Fatalf("after %d prints the page does not show the server's list: %v (%s)", n, err, shown)
 	}
 }

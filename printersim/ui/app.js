@@ -140,6 +140,7 @@ function entryItem(name, e) {
     img.alt = "label " + (e.label || "data") + " printed by trigger " + e.n;
     img.dataset.hdpi = e.hdpi || 300;
     img.dataset.vdpi = e.vdpi || 300;
+    img.loading = "lazy"; // a line at full speed loads only the pictures in view
     img.addEventListener("load", () => setMM(box));
     img.addEventListener("error", () => { box.replaceChildren(el("span", "meta", "no picture (its URL says why)")); });
     img.src = "/ui/printers/" + enc(name) + "/prints/" + e.n + ".png";
