@@ -44,6 +44,8 @@ type Flags struct {
 	RequireContentLength bool
 	// TriggerEvery is WithAutoTrigger's interval, 0 for a still line (flag trigger-every).
 	TriggerEvery time.Duration
+	// UI is WithUI, the page at / (flag ui, on by default in the commands).
+	UI bool
 }
 
 // Register defines the flags on fs with the shared defaults and usage texts.
@@ -54,6 +56,7 @@ func (f *Flags) Register(fs FlagSet) {
 	fs.DurationVar(&f.Delay, "delay", DefaultCommandDelay, "how long an uploaded image stays PROCESSING")
 	fs.BoolVar(&f.RequireContentLength, "require-content-length", false, "answer 411 to chunked bodies and to POST or PUT without Content-Length, as small embedded servers do")
 	fs.DurationVar(&f.TriggerEvery, "trigger-every", 0, "run the line: trigger every printer that has a job selected this often (0: only on request)")
+	fs.BoolVar(&f.UI, "ui", true, "serve the live page of printed labels at / (--ui=false: / and /ui/ answer 404)")
 }
 
 // FlagError is a flag value Options refuses; Flag is the flag's name without dashes, so each
@@ -90,6 +93,9 @@ func (f *Flags) Options() (opts []Option, printers []string, err error) {
 	}
 	if f.RequireContentLength {
 		opts = append(opts, WithRequireContentLength())
+	}
+	if f.UI {
+		opts = append(opts, WithUI())
 	}
 	return opts, printers, nil
 }

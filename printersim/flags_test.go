@@ -22,15 +22,19 @@ func TestFlagsDefaultsAndOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *f != (Flags{Addr: DefaultAddr, Printers: DefaultPrinter, Delay: DefaultCommandDelay}) {
+	if *f != (Flags{Addr: DefaultAddr, Printers: DefaultPrinter, Delay: DefaultCommandDelay, UI: true}) {
 		t.Errorf("defaults %+v", *f)
 	}
 	opts, names, err := f.Options()
 	if err != nil || len(names) != 1 || names[0] != DefaultPrinter {
 		t.Fatalf("Options: %v, %v", names, err)
 	}
-	if sim := New(opts...); sim.cfg.delay != DefaultCommandDelay || sim.cfg.printers[0] != DefaultPrinter || New().cfg.printers[0] != DefaultPrinter {
+	if sim := New(opts...); sim.cfg.delay != DefaultCommandDelay || sim.cfg.printers[0] != DefaultPrinter || New().cfg.printers[0] != DefaultPrinter || sim.ui == nil {
 		t.Errorf("options not applied: %+v", sim.cfg)
+	}
+	f, _ = parse("-ui=false")
+	if opts, _, _ := f.Options(); New(opts...).ui != nil {
+		t.Error("-ui=false serves the page")
 	}
 
 	f, _ = parse("-require-token", "tok", "-require-content-length", "-trigger-every", "1s", "-printers", "a, b")

@@ -2,6 +2,7 @@ package printersim
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -268,4 +269,31 @@ func (s *Simulator) listImages(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, out)
+}
+
+// decodedImage returns a stored image decoded, for the page's pictures: PNG, JPEG or TIFF, at
+// most 64 megapixels.
+func (s *Simulator) decodedImage(_ context.Context, name string) (image.Image, error) {
+	s.mu.Lock()
+	img, ok := s.images[name]
+	var data []byte
+	if ok {
+		data = img.data // never changed in place: a PUT stores new bytes
+	}
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("no image %q", name)
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("image %q: %w", name, err)
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > 64_000_000 {
+		return nil, fmt.Errorf("image %q: %d x %d pixels, over 64 megapixels", name, cfg.Width, cfg.Height)
+	}
+	decoded, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("image %q: %w", name, err)
+	}
+	return decoded, nil
 }

@@ -78,12 +78,25 @@
 //     "printers" list of every printer name added; SetStatus changes its state, ragStatus and
 //     errors.
 //   - The line: PressTrigger is a trigger from a product sensor, with the trigger endpoint's
-//     effects; WithAutoTrigger presses it on a ticker for every printer with a job selected;
-//     ResetCounters zeroes a printer's counters as a restart would.
+//     effects; WithAutoTrigger (or StartLine, until StopLine) presses it on a ticker for every
+//     printer with a job selected; ResetCounters zeroes a printer's counters as a restart would.
+//
+// # The page
+//
+// WithUI serves a live page at / (outside /api/v3, on the same port): each printer's state,
+// counters and queue, and its last KeptPrints triggers, newest first, each print with its
+// picture at /ui/printers/{name}/prints/{n}.png when WithPictures gives a drawer (package
+// printersim/pictures has label/preview's), each bounce with its reason; the list as JSON at
+// /ui/printers/{name}/prints; Server-Sent Events at /ui/events with Last-Event-ID replay. n
+// numbers a printer's triggers from 1 since the simulator started. Pictures are drawn after
+// the trigger has been answered through a bounded queue that skips the picture, never the
+// print; a skipped picture is drawn when its URL is asked for. With WithToken, the page takes
+// the API's Bearer token or a session from its login form.
 package printersim
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -121,6 +134,8 @@ type config struct {
 	maxBody  int64
 	strict   bool
 	autoEach time.Duration
+	ui       bool
+	draw     func(context.Context, *Picture) ([]byte, error) // the pictures; nil draws none
 }
 
 // WithPrinters names the printers (default one printer, DefaultPrinter). The single-printer
@@ -189,10 +204,16 @@ type Simulator struct {
 	unmatched int            // requests outside the contract, any method and path
 	total     int
 
-	// The running line of WithAutoTrigger: closed to stop it, and closed by it when stopped.
+	// The running line (WithAutoTrigger, StartLine): stopLine is closed to stop it, lineDone
+	// by it when stopped; both nil when the line is still. lineMu orders starts and stops.
+	lineMu    sync.Mutex
 	stopLine  chan struct{}
 	lineDone  chan struct{}
-	closeOnce sync.Once
+	lineEvery time.Duration
+	closed    bool
+
+	// The page (WithUI); nil when it is off.
+	ui *uiState
 
 	// What GET /api/v3/status answers (SetStatus).
 	state, ragStatus string
@@ -222,21 +243,28 @@ func New(opts ...Option) *Simulator {
 		s.printers[name] = &printer{name: name}
 	}
 	s.routes()
+	if cfg.ui {
+		s.ui = newUIState(s)
+	}
+	s.lineEvery = DefaultLineBeat
 	if cfg.autoEach > 0 {
-		s.stopLine, s.lineDone = make(chan struct{}), make(chan struct{})
-		go s.runLine(cfg.autoEach)
+		_ = s.StartLine(cfg.autoEach)
 	}
 	return s
 }
 
-// runLine presses the trigger of every printer with a job, every interval, until Close.
-func (s *Simulator) runLine(every time.Duration) {
-	defer close(s.lineDone)
+// DefaultLineBeat is the interval StartLine is given by the page when the simulator was not
+// started with WithAutoTrigger.
+const DefaultLineBeat = time.Second
+
+// runLine presses the trigger of every printer with a job, every interval, until stop closes.
+func (s *Simulator) runLine(every time.Duration, stop, done chan struct{}) {
+	defer close(done)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
-		case <-s.stopLine:
+		case <-stop:
 			return
 		case <-t.C:
 			s.pressSelected()
@@ -244,14 +272,75 @@ func (s *Simulator) runLine(every time.Duration) {
 	}
 }
 
-// Close stops the running line of WithAutoTrigger and waits until it has stopped. It is safe to
-// call more than once, and does nothing for a simulator without one.
-func (s *Simulator) Close() {
-	if s.stopLine == nil {
-		return
+// StartLine runs the line, as WithAutoTrigger does: every interval, each printer with a job
+// selected gets a PressTrigger. A running line is restarted at the new interval. The error is
+// for an interval that is not positive, or a closed simulator.
+func (s *Simulator) StartLine(every time.Duration) error {
+	if every <= 0 {
+		return fmt.Errorf("printersim: the line's interval must be positive, not %v", every)
 	}
-	s.closeOnce.Do(func() { close(s.stopLine) })
-	<-s.lineDone
+	s.lineMu.Lock()
+	defer s.lineMu.Unlock()
+	if s.closed {
+		return errors.New("printersim: the simulator is closed")
+	}
+	s.stopLineLocked()
+	stop, done := make(chan struct{}), make(chan struct{})
+	s.mu.Lock()
+	s.stopLine, s.lineDone, s.lineEvery = stop, done, every
+	s.changedAll()
+	s.mu.Unlock()
+	go s.runLine(every, stop, done)
+	return nil
+}
+
+// StopLine stops the running line and waits until it has stopped; a still line stays still.
+func (s *Simulator) StopLine() {
+	s.lineMu.Lock()
+	defer s.lineMu.Unlock()
+	s.stopLineLocked()
+}
+
+// Line reports whether the line runs and its interval (the last one it ran at, or the one the
+// page starts it at).
+func (s *Simulator) Line() (running bool, every time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopLine != nil, s.lineEvery
+}
+
+// stopLineLocked stops the line; s.lineMu is held.
+func (s *Simulator) stopLineLocked() {
+	s.mu.Lock()
+	stop, done := s.stopLine, s.lineDone
+	s.stopLine, s.lineDone = nil, nil
+	if stop != nil {
+		s.changedAll()
+	}
+	s.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+}
+
+// changedAll tells the page that every printer's state changed. s.mu is held.
+func (s *Simulator) changedAll() {
+	for _, name := range s.cfg.printers {
+		s.ui.changed(name)
+	}
+}
+
+// Close stops the running line (WithAutoTrigger, StartLine) and the page's drawing, and waits
+// until they have stopped. It is safe to call more than once.
+func (s *Simulator) Close() {
+	s.lineMu.Lock()
+	s.closed = true
+	s.stopLineLocked()
+	s.lineMu.Unlock()
+	if s.ui != nil {
+		s.ui.render.close()
+	}
 }
 
 func (s *Simulator) routes() {
@@ -287,8 +376,18 @@ func (s *Simulator) routes() {
 }
 
 // ServeHTTP counts the request, applies any fault injected for its route, checks the token
-// and the body cap, and serves it.
+// and the body cap, and serves it; with WithUI, / and /ui/ are the page's.
 func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.ui != nil && (r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/ui/")) {
+		s.serveUI(w, r)
+		return
+	}
+	s.serveAPI(w, r, true)
+}
+
+// serveAPI serves a request of the contract; checkToken is false for the page's controls,
+// which checked the token or session themselves.
+func (s *Simulator) serveAPI(w http.ResponseWriter, r *http.Request, checkToken bool) {
 	_, pattern := s.mux.Handler(r)
 	key := pattern
 	s.mu.Lock()
@@ -311,7 +410,7 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if s.cfg.token != "" && !s.authorized(r) {
+	if checkToken && s.cfg.token != "" && !s.authorized(r) {
 		writeError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 		return
 	}

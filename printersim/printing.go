@@ -19,6 +19,12 @@ type printer struct {
 	// printed is the last label printed, its dynamic text filled; one per printer, so memory
 	// does not grow with prints.
 	printed json.RawMessage
+	// triggerN numbers the triggers since the simulator started; ResetCounters leaves it.
+	triggerN int64
+	// prints are the last KeptPrints triggers, oldest first, when the page is on; gone counts
+	// the ones let go.
+	prints []*printRecord
+	gone   int64
 }
 
 // job is a selected print job. A job without a table prints its label; a table job walks rows.
@@ -27,6 +33,7 @@ type job struct {
 	labelColumn   string
 	labelData     json.RawMessage
 	table         string
+	keyColumn     string
 	rows          []int
 	rowPos        int
 	copies        int
@@ -133,6 +140,7 @@ func (s *Simulator) printJob(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		p.queue = nil
+		s.ui.changed(p.name)
 		writeJSON(w, http.StatusOK, jobAnswer{Printer: p.name})
 		return
 	}
@@ -151,6 +159,7 @@ func (s *Simulator) printJob(w http.ResponseWriter, r *http.Request) {
 	} else {
 		p.queue = []*job{j}
 	}
+	s.ui.changed(p.name)
 	writeJSON(w, http.StatusOK, jobAnswer{Printer: p.name, Label: label, QueueLength: len(p.queue)})
 }
 
@@ -224,6 +233,7 @@ func (s *Simulator) newJob(req *jobRequest) (*job, string, int, error) {
 			return missing("no row with %s=%q in table %q", *req.KeyColumn, *req.Key, j.table)
 		}
 		j.rows = []int{row}
+		j.keyColumn = *req.KeyColumn
 	} else {
 		if firstRow >= len(t.Rows) {
 			return missing("table %q has no row %d", j.table, firstRow)
@@ -295,12 +305,15 @@ func (s *Simulator) fire(p *printer) (label, msg string) {
 	p.counters.Triggers++
 	if len(p.queue) == 0 {
 		p.counters.TriggerBounces++
-		return "", "no job selected on " + p.name
+		msg = "no job selected on " + p.name
+		s.noteTrigger(p, "", "", msg, nil, nil, s.cfg.clock.Now())
+		return "", msg
 	}
 	j := p.queue[0]
 	label = j.labelName
 	limit := j.copies
 	var row map[string]string
+	var key string
 	if j.table != "" {
 		t := s.tables[j.table]
 		var err error
@@ -310,10 +323,13 @@ func (s *Simulator) fire(p *printer) (label, msg string) {
 		if err != nil {
 			p.queue = p.queue[1:]
 			p.counters.TriggerBounces++
-			return "", err.Error() + "; job dropped"
+			msg = err.Error() + "; job dropped"
+			s.noteTrigger(p, label, "", msg, nil, nil, s.cfg.clock.Now())
+			return "", msg
 		}
 		r := j.rows[j.rowPos]
 		row = t.rowMap(r) // as printed, before printedColumn counts this label
+		key = row[j.keyColumnOr(t)]
 		if j.copiesColumn != "" {
 			if n, err := strconv.Atoi(t.cell(r, t.column(j.copiesColumn))); err == nil && n >= 0 {
 				limit = n
@@ -331,6 +347,7 @@ func (s *Simulator) fire(p *printer) (label, msg string) {
 	}
 	now := s.cfg.clock.Now()
 	p.printed = fillLabel(content, now, row)
+	s.noteTrigger(p, label, key, "", content, row, now)
 	p.counters.PrintedLabels++
 	p.events = append(p.events, now)
 	j.printedInRow++
@@ -387,6 +404,7 @@ func (s *Simulator) ResetCounters(printer string) error {
 		return fmt.Errorf("printersim: no printer %q", printer)
 	}
 	p.counters = Counters{}
+	s.ui.changed(p.name)
 	return nil
 }
 
@@ -411,6 +429,7 @@ func (s *Simulator) abortPrint(w http.ResponseWriter, r *http.Request) {
 	}
 	n := len(p.queue)
 	p.queue = nil
+	s.ui.changed(p.name)
 	writeJSON(w, http.StatusOK, map[string]any{"printer": p.name, "aborted": n})
 }
 

@@ -353,8 +353,17 @@ func TestWatchAndSim(t *testing.T) {
 	}
 	cli(t, context.Background(), map[string]string{"LABELPRINTER_URL": url}, "", "--printer", "b", "counters").ok(t)
 	cli(t, context.Background(), map[string]string{"LABELPRINTER_URL": url}, "", "--printer", "b", "print", "abort").ok(t)
-	// --require-content-length: a body of unknown length, sent chunked, is refused.
+	// The page is on by default, and its URL printed.
 	hc := &http.Client{Transport: &http.Transport{}}
+	if !strings.Contains(out.String(), "open "+url+"/ in a browser") {
+		t.Errorf("sim did not print the page's URL: %q", out.String())
+	}
+	if resp, err := hc.Get(url + "/"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("GET / of labelctl sim: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	// --require-content-length: a body of unknown length, sent chunked, is refused.
 	resp, err := hc.Post(url+"/api/v3/printers/b/abortPrint", "application/json", io.MultiReader())
 	if err != nil {
 		t.Fatal(err)

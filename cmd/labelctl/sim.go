@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/labelprinter/go-labelprinter/printersim"
+	"github.com/labelprinter/go-labelprinter/printersim/pictures"
 	"github.com/spf13/cobra"
 )
 
@@ -21,12 +22,16 @@ func (a *app) simCommand() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
+			opts = append(opts, printersim.WithPictures(pictures.Draw)) // the page's pictures of the labels printed
 			srv, err := printersim.Listen(f.Addr, opts...)
 			if err != nil {
 				return err
 			}
 			defer srv.Close()
 			fmt.Fprintf(a.stdout, "simulated printer at %s with printers %s\n", srv.URL, strings.Join(names, ", "))
+			if f.UI {
+				fmt.Fprintf(a.stdout, "open %s/ in a browser to see every label it prints\n", srv.URL)
+			}
 			fmt.Fprintf(a.stdout, "try: labelctl --url %s --printer %s counters --watch\n", srv.URL, names[0])
 			<-cmd.Context().Done()
 			if errors.Is(context.Cause(cmd.Context()), context.Canceled) {

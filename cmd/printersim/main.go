@@ -3,6 +3,7 @@
 //
 //	go run ./cmd/printersim -addr 127.0.0.1:8631 -printers line1,line2
 //	go run ./cmd/printersim -trigger-every 1s   # a running line: printers with a job print
+//	go run ./cmd/printersim -ui=false           # no page at /: only the API
 //	curl http://127.0.0.1:8631/api/v3/printers/line1/printCounters
 //
 // Its flags and defaults (printer line1 at 127.0.0.1:8631) are those of labelctl sim: both
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/labelprinter/go-labelprinter/printersim"
+	"github.com/labelprinter/go-labelprinter/printersim/pictures"
 )
 
 func main() {
@@ -58,8 +60,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "printersim:", err)
 		return 1
 	}
+	opts = append(opts, printersim.WithPictures(pictures.Draw)) // the page's pictures of the labels printed
 	srv := printersim.Serve(ln, printersim.New(opts...), func(h http.Handler) http.Handler { return logRequests(h, stderr) })
 	fmt.Fprintf(stdout, "printersim: serving printers %s at %s\n", strings.Join(names, ", "), srv.URL)
+	if f.UI {
+		fmt.Fprintf(stdout, "printersim: the labels it prints, live: open %s/ in a browser\n", srv.URL)
+	}
 	<-ctx.Done()
 	srv.Close()
 	fmt.Fprintln(stdout, "printersim: stopped")

@@ -222,3 +222,38 @@ func TestRunLineSurvivesTablePut(t *testing.T) {
 		t.Errorf("exit code %d", code)
 	}
 }
+
+// TestRunUI: the page is on by default, its URL printed; -ui=false answers 404 at / and /ui/.
+func TestRunUI(t *testing.T) {
+	get := func(url string) int {
+		client := &http.Client{Transport: &http.Transport{}}
+		defer client.CloseIdleConnections()
+		resp, err := client.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	url, stdout, _, stop := startRun(t)
+	if !strings.Contains(stdout.String(), "open "+url+"/ in a browser") {
+		t.Errorf("page URL not printed: %q", stdout.String())
+	}
+	if code := get(url + "/"); code != 200 {
+		t.Errorf("GET / with the page: %d", code)
+	}
+	if code := get(url + "/ui/printers/line1/prints"); code != 200 {
+		t.Errorf("GET /ui/printers/line1/prints with the page: %d", code)
+	}
+	stop()
+	url, stdout, _, stop = startRun(t, "-ui=false")
+	defer stop()
+	if strings.Contains(stdout.String(), "browser") {
+		t.Errorf("page URL printed without the page: %q", stdout.String())
+	}
+	for _, p := range []string{"/", "/ui/printers/line1/prints", "/ui/events"} {
+		if code := get(url + p); code != 404 {
+			t.Errorf("GET %s with -ui=false: %d", p, code)
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package printersim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"slices"
+	"sync"
+	"time"
+)
+
+// The renderer draws the pictures of prints after the trigger has been answered, one at a time
+// off the trigger's path. Its queue is bounded: when it is full the picture is skipped (the
+// print never is) and drawn when its URL is asked for. Drawn pictures are kept up to a byte
+// budget per printer; past it the oldest are let go and drawn again when asked for.
+const (
+	// renderQueue is how many pictures may wait to be drawn.
+	renderQueue = 64
+	// pictureBudget is how many bytes of drawn pictures a printer keeps.
+	pictureBudget = 16 << 20
+	// renderPause is how many times a drawing's own time the renderer waits after it.
+	renderPause = 2
+	// maxDrawnLabel is the largest label, in bytes, a print keeps to be drawn: the page's
+	// memory must not grow with labels of tens of megabytes.
+	maxDrawnLabel = 4 << 20
+)
+
+// errPictureGone is a picture asked for after its print left the kept list.
+var errPictureGone = errors.New("print no longer kept")
+
+// errNoPictures is a picture asked of a simulator without WithPictures.
+var errNoPictures = errors.New("this simulator draws no pictures: it was started without printersim.WithPictures")
+
+// Picture is one print to draw: the label as it was stored when it printed, and what fills its
+// dynamic text as the simulator filled it (label.Expand at Time, "{{Column}}" from Row).
+type Picture struct {
+	// Label is the label as stored, its dynamic text not filled.
+	Label json.RawMessage
+	// Row is the job's table row, column name to cell; nil without a table.
+	Row map[string]string
+	// Time is the simulator's clock when the label printed.
+	Time time.Time
+	// HDPI and VDPI are the label's resolution (its hdpi and vdpi, else DefaultDPI).
+	HDPI, VDPI float64
+	// Image returns an image stored on the simulator, decoded, for a label that shows one.
+	Image func(ctx context.Context, name string) (image.Image, error)
+}
+
+// WithPictures makes the page (WithUI) show each printed label as the picture draw makes of
+// it, a PNG: after the trigger has been answered, off the trigger's path, one at a time; a
+// picture the renderer's full queue skipped is drawn when its URL is asked for. Package
+// printersim/pictures has the drawer the commands use (package label/preview's). ctx ends
+// when the picture is no longer wanted.
+func WithPictures(draw func(ctx context.Context, p *Picture) (png []byte, err error)) Option {
+	return func(c *config) { c.draw = draw }
+}
+
+// picture is the drawn label of one print: drawn once by whoever asks first (the renderer or
+// a request for its URL); the others wait for that drawing.
+type picture struct {
+	mu      sync.Mutex
+	png     []byte
+	err     error
+	drawing chan struct{} // closed when the drawing under way ends
+	dropped bool          // the renderer's queue was full
+	gone    bool          // the print left the kept list
+}
+
+func (p *picture) wasDropped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dropped
+}
+
+// get returns the picture, drawing it with draw unless it is drawn or being drawn; drawn
+// reports whether this call drew it.
+func (p *picture) get(ctx context.Context, draw func() ([]byte, error)) (png []byte, drawn bool, err error) {
+	p.mu.Lock()
+	for {
+		switch {
+		case p.gone:
+			p.mu.Unlock()
+			return nil, false, errPictureGone
+		case p.png != nil || p.err != nil:
+			png, err = p.png, p.err
+			p.mu.Unlock()
+			return png, false, err
+		case p.drawing != nil:
+			ch := p.drawing
+			p.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			}
+			p.mu.Lock()
+			continue
+		}
+		ch := make(chan struct{})
+		p.drawing = ch
+		p.mu.Unlock()
+		png, err = draw()
+		p.mu.Lock()
+		p.drawing = nil
+		close(ch)
+		// A drawing cut short because its asker went away is no answer: the next asker draws.
+		if p.gone || err != nil && ctx.Err() != nil {
+			p.mu.Unlock()
+			return png, true, err
+		}
+		p.png, p.err = png, err
+		p.mu.Unlock()
+		return png, true, err
+	}
+}
+
+// release lets a drawn picture go; it is drawn again when asked for.
+func (p *picture) release() {
+	p.mu.Lock()
+	p.png = nil
+	p.mu.Unlock()
+}
+
+// forget marks the picture of a print that left the kept list.
+func (p *picture) forget() {
+	p.mu.Lock()
+	p.gone, p.png, p.err = true, nil, nil
+	p.mu.Unlock()
+}
+
+// renderer draws pictures in its own goroutine, started when there is work and ended when the
+// queue is empty, so an idle simulator runs no goroutine.
+type renderer struct {
+	draw  func(context.Context, *Picture) ([]byte, error) // nil: no pictures
+	image func(context.Context, string) (image.Image, error)
+	queue chan *printRecord
+
+	stop    chan struct{} // closed by close
+	mu      sync.Mutex
+	running bool
+	closed  bool
+	wg      sync.WaitGroup
+	dropped map[string]int64
+	kept    map[string]*keptPictures
+}
+
+// keptPictures are a printer's drawn pictures, oldest first, and their total size.
+type keptPictures struct {
+	recs  []*printRecord
+	bytes int
+}
+
+func newRenderer(draw func(context.Context, *Picture) ([]byte, error), images func(context.Context, string) (image.Image, error)) *renderer {
+	return &renderer{draw: draw, image: images, stop: make(chan struct{}), queue: make(chan *printRecord, renderQueue), dropped: map[string]int64{}, kept: map[string]*keptPictures{}}
+}
+
+// enqueue asks for r's picture to be drawn; when the queue is full the picture is marked
+// dropped and left for its URL. It never blocks.
+func (rd *renderer) enqueue(r *printRecord) {
+	if rd.draw == nil {
+		return
+	}
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if rd.closed {
+		return
+	}
+	select {
+	case rd.queue <- r:
+		if !rd.running {
+			rd.running = true
+			rd.wg.Add(1)
+			go rd.work()
+		}
+	default:
+		r.pic.mu.Lock()
+		r.pic.dropped = true
+		r.pic.mu.Unlock()
+		rd.dropped[r.printer]++
+	}
+}
+
+func (rd *renderer) work() {
+	defer rd.wg.Done()
+	for {
+		select {
+		case r := <-rd.queue:
+			rd.mu.Lock()
+			closed := rd.closed
+			rd.mu.Unlock()
+			if closed {
+				continue
+			}
+			t0 := time.Now()
+			_, _ = rd.picture(context.Background(), r)
+			// Pace the drawing so that it takes at most a third of a core from the API;
+			// a picture asked for meanwhile is drawn by its request.
+			pause := time.NewTimer(renderPause * time.Since(t0))
+			select {
+			case <-pause.C:
+			case <-rd.stop:
+				pause.Stop()
+			}
+		default:
+			rd.mu.Lock()
+			if len(rd.queue) > 0 {
+				rd.mu.Unlock()
+				continue
+			}
+			rd.running = false
+			rd.mu.Unlock()
+			return
+		}
+	}
+}
+
+// picture returns r's picture, drawing it now unless it is drawn or being drawn.
+func (rd *renderer) picture(ctx context.Context, r *printRecord) ([]byte, error) {
+	if rd.draw == nil {
+		return nil, errNoPictures
+	}
+	if r.tooLarge > 0 {
+		return nil, fmt.Errorf("the label of %d bytes is over the %d bytes the page keeps to draw", r.tooLarge, maxDrawnLabel)
+	}
+	png, drawn, err := r.pic.get(ctx, func() ([]byte, error) {
+		return rd.draw(ctx, &Picture{Label: r.content, Row: r.row, Time: r.time, HDPI: r.hdpi, VDPI: r.vdpi, Image: rd.image})
+	})
+	if drawn && err == nil {
+		rd.keep(r, len(png))
+	}
+	return png, err
+}
+
+// keep counts a newly drawn picture against its printer's budget, letting the oldest go past
+// it, and the pictures of prints that left the kept list.
+func (rd *renderer) keep(r *printRecord, size int) {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	k := rd.kept[r.printer]
+	if k == nil {
+		k = &keptPictures{}
+		rd.kept[r.printer] = k
+	}
+	r.counted = size
+	k.recs = append(k.recs, r)
+	k.bytes += size
+	for len(k.recs) > 0 && (k.bytes > pictureBudget || k.recs[0].pic.isGone()) {
+		old := k.recs[0]
+		old.pic.release()
+		k.bytes -= old.counted
+		old.counted = 0
+		k.recs = slices.Delete(k.recs, 0, 1)
+	}
+}
+
+func (p *picture) isGone() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gone
+}
+
+// keptBytes returns the bytes of pictures a printer keeps.
+func (rd *renderer) keptBytes(printer string) int {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if k := rd.kept[printer]; k != nil {
+		return k.bytes
+	}
+	return 0
+}
+
+func (rd *renderer) droppedFor(printer string) int64 {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	return rd.dropped[printer]
+}
+
+// close stops drawing (what is queued is left for its URL) and waits for the goroutine.
+func (rd *renderer) close() {
+	rd.mu.Lock()
+	if !rd.closed {
+		rd.closed = true
+		close(rd.stop)
+	}
+	rd.mu.Unlock()
+	rd.wg.Wait()
+}

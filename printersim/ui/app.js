@@ -1,0 +1,242 @@
+// The printersim page: printers, their jobs and the labels they printed, live from /ui/events.
+"use strict";
+
+const KEPT = 200;
+const printers = new Map(); // name -> {el, gone, dropped, refreshing, again}
+const $ = (sel, root = document) => root.querySelector(sel);
+const enc = encodeURIComponent;
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+async function getJSON(url) {
+  const r = await fetch(url, { cache: "no-store" });
+  if (r.status === 401) { location.reload(); throw new Error("logged out"); }
+  if (!r.ok) throw new Error(url + ": " + r.status);
+  return r.json();
+}
+
+async function post(url, body) {
+  const r = await fetch(url, { method: "POST", headers: body ? { "Content-Type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
+  let msg = r.status + " " + r.statusText;
+  try { const j = await r.json(); if (j && j.message) msg = r.status + ": " + j.message; else if (j && j.label !== undefined) msg = "printed " + (j.label || "label data") + ", " + j.queueLength + " job(s) left"; } catch (_) { /* no body */ }
+  return { ok: r.ok, msg };
+}
+
+// --- the simulator-wide bar ---
+
+let barBusy = false, barAgain = false;
+async function refreshBar() {
+  if (barBusy) { barAgain = true; return; }
+  barBusy = true;
+  try {
+    const s = await getJSON("/ui/printers");
+    $("#line").textContent = s.line.running ? "line: running, a beat every " + s.line.every : "line: stopped (beat " + s.line.every + ")";
+    $("#line-start").disabled = s.line.running;
+    $("#line-stop").disabled = !s.line.running;
+    $("#faults").textContent = s.faults.length ? "pending: " + s.faults.map(f => f.kind + (f.times ? " ×" + f.times : " (until cleared)")).join(", ") : "no fault pending";
+    $("#logout").hidden = !s.token;
+    return s;
+  } finally {
+    barBusy = false;
+    if (barAgain) { barAgain = false; refreshBar(); }
+  }
+}
+
+// --- one printer ---
+
+function addPrinter(name) {
+  const el0 = $("#printer-tpl").content.firstElementChild.cloneNode(true);
+  $(".name", el0).textContent = name;
+  $(".trigger", el0).addEventListener("click", async () => {
+    const a = $(".answer", el0);
+    a.textContent = "…";
+    try {
+      const r = await post("/ui/printers/" + enc(name) + "/trigger");
+      a.textContent = r.msg;
+      a.classList.toggle("err", !r.ok);
+    } catch (e) {
+      a.textContent = "no answer: " + e.message; a.classList.add("err");
+    }
+  });
+  $("#printers").append(el0);
+  const p = { el: el0, gone: 0, dropped: 0, refreshing: false, again: false };
+  printers.set(name, p);
+  return p;
+}
+
+async function refreshState(name) {
+  const p = printers.get(name);
+  if (p.refreshing) { p.again = true; return; }
+  p.refreshing = true;
+  try {
+    const st = await getJSON("/ui/printers/" + enc(name));
+    const c = st.counters;
+    const line = $("#line").textContent.startsWith("line: running") ? "running" : "stopped";
+    $(".state", p.el).textContent = line + " · triggers " + c.triggers + " · printed " + c.printedLabels + " · bounces " + c.triggerBounces + " · last trigger #" + st.triggerNumber;
+    const tb = $(".queue tbody", p.el);
+    tb.replaceChildren();
+    if (!st.queue.length) {
+      const tr = el("tr"); const td = el("td", "", "no job selected"); td.colSpan = 4; tr.append(td); tb.append(tr);
+    }
+    for (const j of st.queue) {
+      const tr = el("tr");
+      tr.append(el("td", "", j.label), el("td", "", j.table ? j.table + ": " + j.row : "—"),
+        el("td", "", j.copiesLeft === undefined ? "unlimited" : String(j.copiesLeft)), el("td", "", String(j.rowsLeft)));
+      tb.append(tr);
+    }
+  } catch (e) {
+    $(".state", p.el).textContent = "state unavailable: " + e.message;
+  } finally {
+    p.refreshing = false;
+    if (p.again) { p.again = false; refreshState(name); }
+  }
+}
+
+function keptLine(p) {
+  let t = "The last " + KEPT + " triggers are kept; " + p.gone + " gone.";
+  if (p.dropped) t += " " + p.dropped + " picture(s) skipped by the renderer under load are drawn when shown.";
+  $(".kept", p.el).textContent = t;
+}
+
+// setMM sizes a picture: at 1:1 its CSS size is the label's size in millimetres; the grid and
+// rulers use --mm, the displayed size of one millimetre.
+function setMM(box) {
+  const img = $("img", box);
+  if (!img.naturalWidth) return;
+  const wmm = img.naturalWidth / Number(img.dataset.hdpi) * 25.4;
+  const hmm = img.naturalHeight / Number(img.dataset.vdpi) * 25.4;
+  if (document.body.classList.contains("zoom")) {
+    img.style.width = wmm + "mm"; img.style.height = hmm + "mm";
+  } else {
+    img.style.width = ""; img.style.height = "";
+  }
+  const px = img.getBoundingClientRect().width / wmm;
+  box.style.setProperty("--mm", px + "px");
+  for (const r of box.querySelectorAll(".ruler")) {
+    const top = r.classList.contains("top");
+    const n = Math.floor(top ? wmm : hmm);
+    if (r.childElementCount !== Math.floor(n / 10) + 1) {
+      r.replaceChildren();
+      for (let i = 0; i <= n; i += 10) r.append(el("span", "", String(i)));
+    }
+    [...r.children].forEach((s, i) => { s.style[top ? "left" : "top"] = (i * 10 * px) + "px"; });
+  }
+}
+
+function entryItem(name, e) {
+  const li = el("li", e.state === "bounced" ? "bounce" : "print");
+  li.dataset.n = e.n;
+  const when = new Date(e.time).toLocaleTimeString();
+  const what = e.state === "bounced" ? "bounced: " + e.reason : (e.label || "label data") + (e.key ? " · row " + e.key : "");
+  li.append(el("div", "meta", "#" + e.n + " · " + when + " · " + what));
+  if (e.state === "printed") {
+    const box = el("div", "label");
+    const img = el("img");
+    img.alt = "label " + (e.label || "data") + " printed by trigger " + e.n;
+    img.dataset.hdpi = e.hdpi || 300;
+    img.dataset.vdpi = e.vdpi || 300;
+    img.loading = "lazy"; // a line at full speed loads only the pictures in view
+    img.addEventListener("load", () => setMM(box));
+    img.addEventListener("error", () => { box.replaceChildren(el("span", "meta", "no picture (its URL says why)")); });
+    img.src = "/ui/printers/" + enc(name) + "/prints/" + e.n + ".png";
+    box.append(el("div", "ruler top"), el("div", "ruler left"), img);
+    const a = el("a", "meta", "download");
+    a.href = img.src; a.download = name + "-" + e.n + ".png";
+    li.append(box, el("br"), a);
+  }
+  return li;
+}
+
+// addEntry puts a trigger in its place (newest first) unless it is already there.
+function addEntry(name, e, countGone) {
+  const p = printers.get(name);
+  if (!p) return;
+  const list = $(".prints", p.el);
+  let before = null;
+  for (const li of list.children) {
+    const n = Number(li.dataset.n);
+    if (n === e.n) return;
+    if (n < e.n) { before = li; break; }
+  }
+  list.insertBefore(entryItem(name, e), before);
+  if (e.deferred) p.dropped++;
+  while (list.childElementCount > KEPT) {
+    list.lastElementChild.remove();
+    if (countGone) p.gone++;
+  }
+  keptLine(p);
+}
+
+async function loadPrints(name) {
+  const p = printers.get(name);
+  const l = await getJSON("/ui/printers/" + enc(name) + "/prints");
+  $(".prints", p.el).replaceChildren();
+  for (const e of l.prints) addEntry(name, e, false);
+  p.gone = l.gone; p.dropped = l.dropped;
+  keptLine(p);
+  return l.lastEvent;
+}
+
+// --- live ---
+
+let source = null;
+async function loadAll() {
+  let after = Infinity;
+  await refreshBar();
+  for (const name of printers.keys()) {
+    after = Math.min(after, await loadPrints(name));
+    refreshState(name);
+  }
+  return after;
+}
+
+function listen(after) {
+  if (source) source.close();
+  source = new EventSource("/ui/events?after=" + after);
+  source.addEventListener("open", () => { $("#feed").textContent = "live"; $("#feed").classList.remove("err"); });
+  source.addEventListener("error", () => { $("#feed").textContent = "reconnecting…"; $("#feed").classList.add("err"); });
+  source.addEventListener("print", ev => {
+    const e = JSON.parse(ev.data);
+    addEntry(e.printer, e, true);
+    refreshState(e.printer);
+  });
+  source.addEventListener("state", ev => {
+    const s = JSON.parse(ev.data);
+    if (printers.has(s.printer)) refreshState(s.printer);
+    refreshBar();
+  });
+  source.addEventListener("reload", () => { loadAll().catch(showError); });
+}
+
+function showError(e) { $("#feed").textContent = String(e.message || e); $("#feed").classList.add("err"); }
+
+function view() {
+  document.body.classList.toggle("grid-on", $("#grid").checked);
+  document.body.classList.toggle("zoom", $("#zoom").checked);
+  for (const box of document.querySelectorAll(".label")) setMM(box);
+}
+
+async function main() {
+  $("#grid").addEventListener("change", view);
+  $("#zoom").addEventListener("change", view);
+  window.addEventListener("resize", view);
+  $("#line-start").addEventListener("click", () => post("/ui/line", { running: true }).then(refreshBar));
+  $("#line-stop").addEventListener("click", () => post("/ui/line", { running: false }).then(refreshBar));
+  for (const b of document.querySelectorAll("[data-fault]")) {
+    b.addEventListener("click", async () => {
+      const r = await post("/ui/faults", { kind: b.dataset.fault, delay: $("#delay").value });
+      if (!r.ok) showError(new Error(r.msg));
+      refreshBar();
+    });
+  }
+  const s = await refreshBar();
+  for (const name of s.printers) addPrinter(name);
+  listen(await loadAll());
+}
+
+main().catch(showError);
