@@ -27,6 +27,7 @@ type Option func(*options) error
 type options struct {
 	logger  *slog.Logger
 	orphans OrphanPolicy
+	crash   func(kind, point string)
 }
 
 // WithLogger logs connections, commands refused and failures to l. Nothing is logged
@@ -66,14 +67,16 @@ type Bridge struct {
 	printers map[string]*printer // by topic segment
 	ctls     []*controller
 	pub      *publisher
+	// crash, when set (by tests), is called at each point where a process may die while it
+	// handles a command: see crashPoint.
+	crash func(kind, point string)
 
 	ran      atomic.Bool
 	stopping atomic.Bool
 	stopCh   chan struct{}
 	// handleMu makes commands one at a time, in arrival order, across reconnects.
 	handleMu sync.Mutex
-	stopped  bool // under handleMu: no command is taken any more
-	aborts   sync.WaitGroup
+	stopped  bool           // under handleMu: no command is taken any more
 	ackers   sync.WaitGroup // goroutines waiting to acknowledge a command
 
 	mu      sync.Mutex
@@ -102,6 +105,7 @@ type controller struct {
 	url      string
 	client   *labelprinter.Client
 	ob       *outbox.Outbox
+	led      *ledger // abortPrint, cancel and resend records
 	printers []*printer
 	byRemote map[string]*printer
 
@@ -157,6 +161,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 	b := &Bridge{
 		cfg:      cfg,
 		log:      o.logger,
+		crash:    o.crash,
 		printers: map[string]*printer{},
 		stopCh:   make(chan struct{}),
 		waiting:  map[entryKey]*waiter{},
@@ -239,6 +244,10 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 			return nil, err
 		}
 		ctl.ob = ob
+		if ctl.led, err = openLedger(ledgerFile(file)); err != nil {
+			b.closeOutboxes()
+			return nil, err
+		}
 	}
 	return b, nil
 }
@@ -247,6 +256,9 @@ func (b *Bridge) closeOutboxes() {
 	for _, ctl := range b.ctls {
 		if ctl.ob != nil {
 			_ = ctl.ob.Close()
+		}
+		if ctl.led != nil {
+			_ = ctl.led.close()
 		}
 		_ = ctl.client.Close()
 	}
@@ -372,7 +384,6 @@ func (b *Bridge) Run(ctx context.Context) error {
 	}
 	close(b.stopCh)
 	b.ackers.Wait()
-	b.aborts.Wait()
 	stopRun()
 	for _, ctl := range b.ctls {
 		// Close lets a print job in flight settle (sent, or unknown) before it returns.
@@ -380,6 +391,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	}
 	workers.Wait()
 	for _, ctl := range b.ctls {
+		_ = ctl.led.close()
 		_ = ctl.client.Close()
 	}
 	offline := &message{topic: onlineTopic(b.cfg.TopicPrefix), payload: []byte("offline"), retain: true, done: make(chan struct{})}

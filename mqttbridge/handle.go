@@ -25,6 +25,7 @@ func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publis
 	if b.stopped {
 		return
 	}
+	kind := b.crashKind(pb)
 	done := b.handle(ctx, pb)
 	if done == nil {
 		return
@@ -34,6 +35,7 @@ func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publis
 	go func() {
 		defer b.ackers.Done()
 		if b.await(cl, lost, done) {
+			b.crashPoint(kind, crashAfterResult)
 			b.ack(cl, pb)
 		}
 	}()
@@ -81,26 +83,8 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 		return b.enqueue(ctx, p, cmd, rep)
 	case cmdCancel, cmdResend:
 		return b.result(resultTopic, rep, b.change(p, cmd))
-	default: // abortPrint: sent at once, beside the queue
-		done := make(chan struct{})
-		b.aborts.Add(1)
-		go func() {
-			defer b.aborts.Done()
-			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
-			defer cancel()
-			res := Result{ID: cmd.id, Command: cmdAbortPrint, State: StateDone}
-			resp, err := p.ctl.client.Printers.AbortPrint(actx, p.remote)
-			if err != nil {
-				res.State, res.Error = StateFailed, err.Error()
-			}
-			if len(resp) > 0 {
-				res.Response = resp
-			}
-			res.Time = time.Now()
-			<-b.result(resultTopic, rep, res)
-			close(done)
-		}()
-		return done
+	default: // abortPrint: sent at once, beside the queue, before any later command
+		return b.abortOnce(ctx, p, cmd, rep)
 	}
 }
 
@@ -146,6 +130,7 @@ func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply
 		b.replies[key] = rep
 	}
 	b.mu.Unlock()
+	b.crashPoint(kindName(cmd), crashBeforeCommit)
 	if _, err := ctl.ob.Enqueue(context.WithoutCancel(ctx), in); err != nil {
 		b.mu.Lock()
 		delete(b.waiting, key)
@@ -249,6 +234,7 @@ func (b *Bridge) entryChanged(ctl *controller, e outbox.Entry) {
 	}
 	switch {
 	case e.State == outbox.Pending && w != nil:
+		b.crashPoint(entryKindName(e), crashAfterCommit)
 		r := entryResult(e)
 		done := b.result(p.topic(topicResult), rep, r)
 		go func() {

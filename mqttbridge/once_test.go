@@ -1,0 +1,248 @@
+package mqttbridge
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The child process of these tests dies by SIGKILL at one crash point (crashAtEnv,
+// "kind:point"): it writes the file crashWaitEnv names plus ".reached", waits for the file
+// itself (the parent creates it once the printer shows what the kill should find), and kills
+// itself, as a power cut would.
+const (
+	crashAtEnv   = "MQTTBRIDGE_CRASH_AT"
+	crashWaitEnv = "MQTTBRIDGE_CRASH_WAIT"
+)
+
+// childCrashOptions returns the option that makes this child die at its crash point.
+func childCrashOptions() []Option {
+	at, wait := os.Getenv(crashAtEnv), os.Getenv(crashWaitEnv)
+	if at == "" {
+		return nil
+	}
+	return []Option{withCrash(func(kind, point string) {
+		if kind+":"+point != at {
+			return
+		}
+		if wait != "" {
+			_ = os.WriteFile(wait+".reached", nil, 0o600)
+			deadline := time.Now().Add(waitLimit)
+			for time.Now().Before(deadline) {
+				if _, err := os.Stat(wait); err == nil {
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal ends the process; nothing more of it runs
+	})}
+}
+
+// rig is one printer on a plant, a bridge process for it (restarted, killed at crash points)
+// and a caller on the broker, under a topic prefix of its own.
+type rig struct {
+	t       *testing.T
+	bk      testBroker
+	pl      *plant
+	printer string
+	prefix  string
+	dir     string
+	cfg     string
+	w       *watcher
+	s       *sender
+	child   *exec.Cmd
+	starts  int
+	wait    string // the crash's go file, while a child is meant to die
+}
+
+func newRig(t *testing.T, bk testBroker, name string) *rig {
+	t.Helper()
+	r := &rig{t: t, bk: bk, printer: "line1", prefix: "once/" + name, dir: t.TempDir()}
+	r.pl = startPlant(t, r.printer)
+	cfg := fmt.Sprintf("broker: {url: %q, client_id: %q}\ntopic_prefix: %q\nstate_dir: %q\npoll_interval: 200ms\nprinters:\n  - {name: %s, url: %q, printer: %s}\n",
+		bk.URL(), "once-"+name, r.prefix, filepath.Join(r.dir, "state"), r.printer, r.pl.URL, r.printer)
+	r.cfg = writeFile(t, r.dir, "bridge.yml", cfg)
+	r.w = watch(t, bk.URL(), r.prefix+"/#")
+	r.s = newSender(t, bk.URL())
+	return r
+}
+
+func (r *rig) cmdTopic(kind string) string { return r.prefix + "/" + r.printer + "/cmd/" + kind }
+func (r *rig) resultTopic() string         { return r.prefix + "/" + r.printer + "/result" }
+
+func (r *rig) onlines() int {
+	r.w.mu.Lock()
+	defer r.w.mu.Unlock()
+	n := 0
+	for _, p := range r.w.got {
+		if p.Topic == onlineTopic(r.prefix) && string(p.Payload) == "online" {
+			n++
+		}
+	}
+	return n
+}
+
+// start runs a bridge process, to die at crashAt ("kind:point") when that is set, and
+// waits until it is online.
+func (r *rig) start(crashAt string) {
+	r.t.Helper()
+	r.starts++
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+r.cfg)
+	r.wait = ""
+	if crashAt != "" {
+		r.wait = filepath.Join(r.dir, fmt.Sprintf("go-%d", r.starts))
+		cmd.Env = append(cmd.Env, crashAtEnv+"="+crashAt, crashWaitEnv+"="+r.wait)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	r.child = cmd
+	n := r.starts
+	eventually(r.t, fmt.Sprintf("bridge %d online", n), func() bool { return r.onlines() >= n })
+}
+
+// crash waits until the child reached its crash point, then until ready holds, and lets it
+// die there.
+func (r *rig) crash(ready func() bool) {
+	r.t.Helper()
+	eventually(r.t, "the crash point", func() bool {
+		_, err := os.Stat(r.wait + ".reached")
+		return err == nil
+	})
+	if ready != nil {
+		eventually(r.t, "the state the kill should find", ready)
+	}
+	if err := os.WriteFile(r.wait, nil, 0o600); err != nil {
+		r.t.Fatal(err)
+	}
+	err := r.child.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		r.t.Fatalf("the bridge was to die by SIGKILL at its crash point: %v", err)
+	}
+}
+
+// stop ends the current child with SIGTERM.
+func (r *rig) stop() {
+	r.t.Helper()
+	_ = r.child.Process.Signal(syscall.SIGTERM)
+	if err := r.child.Wait(); err != nil {
+		r.t.Fatalf("the bridge did not stop cleanly: %v", err)
+	}
+}
+
+func (r *rig) send(kind string, payload any) { r.s.send(r.cmdTopic(kind), payload) }
+
+// answers returns the results of command kind for id, in arrival order.
+func (r *rig) answers(command, id string) []Result {
+	var out []Result
+	for _, res := range r.w.results(r.resultTopic()) {
+		if res.ID == id && res.Command == command {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+func (r *rig) states(command, id string) []string {
+	var out []string
+	for _, res := range r.answers(command, id) {
+		s := res.State
+		if res.Current != "" {
+			s += "(" + res.Current + ")"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (r *rig) has(command, id string, states ...string) bool {
+	got := r.states(command, id)
+	for _, s := range states {
+		if contains(got, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// requests counts the requests of one kind the printer received.
+func (r *rig) requests(path string) int {
+	return r.pl.Sim.Requests("POST", "/api/v3/printers/{name}/"+path)
+}
+
+// marker sends a print job and waits until it is sent: the printer's commands are handled
+// in order, so every command before it has been answered.
+func (r *rig) marker(id string) {
+	r.t.Helper()
+	r.send(cmdPrintJob, printJobCmd(id))
+	eventually(r.t, "marker "+id+" sent", func() bool { return r.has(cmdPrintJob, id, StateSent) })
+}
+
+// makeUnknown sends print job id and has the printer take it and hang up: unknown.
+func (r *rig) makeUnknown(id string) {
+	r.t.Helper()
+	r.pl.mu.Lock()
+	r.pl.hangUp[id] = true
+	r.pl.mu.Unlock()
+	r.send(cmdPrintJob, printJobCmd(id))
+	eventually(r.t, id+" unknown", func() bool { return r.has(cmdPrintJob, id, StateUnknown) })
+	r.pl.mu.Lock()
+	delete(r.pl.hangUp, id)
+	r.pl.mu.Unlock()
+}
+
+// holdJob makes the printer hold the next printJob id until release.
+func (r *rig) holdJob(id string) (release func()) {
+	c := make(chan struct{})
+	r.pl.mu.Lock()
+	r.pl.hold[id] = c
+	r.pl.mu.Unlock()
+	return func() {
+		r.pl.mu.Lock()
+		defer r.pl.mu.Unlock()
+		if r.pl.hold[id] == c {
+			delete(r.pl.hold, id)
+			close(c)
+		}
+	}
+}
+
+// TestRedeliveredAbortAfterLaterJob is the reproduction of the issue: an abortPrint is done,
+// a later printJob is sent, and the bridge dies before either is acknowledged; the broker
+// redelivers both. The abortPrint must not run again and wipe the later job.
+func TestRedeliveredAbortAfterLaterJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills child processes")
+	}
+	eachBroker(t, func(t *testing.T, bk testBroker) {
+		r := newRig(t, bk, "abort-repro")
+		r.start(cmdAbortPrint + ":" + crashAfterResult)
+		r.send(cmdAbortPrint, map[string]any{"id": "A"})
+		r.send(cmdPrintJob, printJobCmd("X"))
+		r.crash(func() bool { return r.has(cmdPrintJob, "X", StateSent) })
+		r.start("")
+		eventually(t, "the redelivered abortPrint answered", func() bool { return len(r.answers(cmdAbortPrint, "A")) >= 2 })
+		// A trigger prints the job selected: X, unless the abortPrint wiped it.
+		r.send(cmdTrigger, map[string]any{"id": "after"})
+		eventually(t, "the trigger settled", func() bool { return r.has(cmdTrigger, "after", StateSent, StateRejected) })
+		r.stop()
+		if n := r.requests("abortPrint"); n != 1 {
+			t.Errorf("the printer received %d abortPrints, want 1", n)
+		}
+		if !r.has(cmdTrigger, "after", StateSent) {
+			t.Errorf("the trigger after the redelivery: %v; X was wiped", r.states(cmdTrigger, "after"))
+		}
+		if got := r.states(cmdAbortPrint, "A"); !equal(got, []string{StateDone, StateDuplicate + "(" + StateDone + ")"}) {
+			t.Errorf("abortPrint answers %v, want done, then duplicate(done)", got)
+		}
+	})
+}
