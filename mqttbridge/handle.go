@@ -65,6 +65,7 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 		rep = reply{topic: pb.Properties.ResponseTopic, corr: pb.Properties.CorrelationData}
 	}
 	resultTopic := printerTopic(b.cfg.TopicPrefix, segment, topicResult)
+	b.newDelivery(pb)
 	cmd, err := parseCommand(name, pb.Payload)
 	b.log.Debug("command", "topic", pb.Topic, "id", cmd.id, "dup", pb.Duplicate())
 	p := b.printers[segment]
@@ -82,7 +83,7 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 	case cmdPrintJob, cmdTrigger:
 		return b.enqueue(ctx, p, cmd, rep)
 	case cmdCancel, cmdResend:
-		return b.result(resultTopic, rep, b.change(p, cmd))
+		return b.changeOnce(p, cmd, rep, pb)
 	default: // abortPrint: sent at once, beside the queue, before any later command
 		return b.abortOnce(ctx, p, cmd, rep)
 	}
@@ -145,30 +146,6 @@ func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply
 	// The outbox reports the new Pending entry to entryChanged, which publishes queued and
 	// closes w.done once the broker has it.
 	return w.done
-}
-
-// change runs cancel or resend on the entry cmd.id of p.
-func (b *Bridge) change(p *printer, cmd command) Result {
-	res := Result{ID: cmd.id, Command: cmd.name, State: StateDone}
-	e, err := p.ctl.ob.Get(cmd.id)
-	if err == nil && e.Printer != p.remote {
-		err = outbox.ErrNotFound
-	}
-	if err == nil {
-		if cmd.name == cmdCancel {
-			err = p.ctl.ob.Cancel(cmd.id)
-		} else {
-			err = p.ctl.ob.Resend(cmd.id)
-		}
-	}
-	switch {
-	case errors.Is(err, outbox.ErrNotFound):
-		res.State, res.Error = StateFailed, "no command with this id for this printer"
-	case err != nil:
-		res.State, res.Error = StateFailed, err.Error()
-	}
-	res.Time = time.Now()
-	return res
 }
 
 // result publishes r on topic and, when the command has one, on its Response Topic; the

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -216,6 +217,36 @@ func (r *rig) holdJob(id string) (release func()) {
 	}
 }
 
+// TestRedeliveredResendNotRunAgain is the reproduction of the issue: printJob X's answer is
+// lost (unknown); an operator sends one resend; the bridge dies after the resend's result and
+// before its PUBACK, while X is on its way again; the broker redelivers the resend. X must
+// not print a third time, and the redelivery is answered duplicate with current done.
+func TestRedeliveredResendNotRunAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills child processes")
+	}
+	eachBroker(t, func(t *testing.T, bk testBroker) {
+		r := newRig(t, bk, "resend-repro")
+		r.start(cmdResend + ":" + crashAfterResult)
+		r.makeUnknown("X")
+		release := r.holdJob("X")
+		r.send(cmdResend, map[string]any{"id": "X"})
+		r.crash(func() bool { return r.pl.printed("X") == 2 })
+		release()
+		r.start("")
+		eventually(t, "the redelivered resend answered", func() bool { return len(r.answers(cmdResend, "X")) >= 2 })
+		r.marker("after")
+		r.stop()
+		if n := r.pl.printed("X"); n != 2 {
+			t.Errorf("X reached the printer %d times, want 2 (once, and once for the one resend)", n)
+		}
+		got := r.states(cmdResend, "X")
+		if !equal(got, []string{StateDone, StateDuplicate + "(" + StateDone + ")"}) {
+			t.Errorf("resend answers %v, want done, then duplicate(done)", got)
+		}
+	})
+}
+
 // TestRedeliveredAbortAfterLaterJob is the reproduction of the issue: an abortPrint is done,
 // a later printJob is sent, and the bridge dies before either is acknowledged; the broker
 // redelivers both. The abortPrint must not run again and wipe the later job.
@@ -245,4 +276,69 @@ func TestRedeliveredAbortAfterLaterJob(t *testing.T) {
 			t.Errorf("abortPrint answers %v, want done, then duplicate(done)", got)
 		}
 	})
+}
+
+// TestResendAttempts: results carry the entry's attempts; a resend naming the attempts it saw
+// acts only while the entry still has them (as If-Match), the plain resend keeps working, and
+// a person's second, deliberate resend (a new message, not a redelivery) is executed.
+func TestResendAttempts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	bk := newEmbedded(t)
+	r := newRig(t, bk, "attempts")
+	r.start("")
+	r.pl.mu.Lock()
+	r.pl.hangUp["X"] = true // every printJob X is taken and hung up on: unknown each time
+	r.pl.mu.Unlock()
+	r.send(cmdPrintJob, printJobCmd("X"))
+	eventually(t, "X unknown", func() bool { return r.has(cmdPrintJob, "X", StateUnknown) })
+	if a := r.answers(cmdPrintJob, "X"); a[len(a)-1].Attempts != 1 {
+		t.Errorf("the unknown result carries attempts %d, want 1", a[len(a)-1].Attempts)
+	}
+	last := func(command, id string, n int) Result {
+		t.Helper()
+		eventually(t, fmt.Sprintf("%d answers to %s %s", n, command, id), func() bool { return len(r.answers(command, id)) >= n })
+		a := r.answers(command, id)
+		return a[n-1]
+	}
+
+	// Named attempts that the entry no longer has: nothing done.
+	r.send(cmdResend, map[string]any{"id": "X", "attempts": 0})
+	if res := last(cmdResend, "X", 1); res.State != StateFailed || res.Attempts != 1 || !strings.Contains(res.Error, "not 0") {
+		t.Errorf("resend naming 0 attempts of an entry with 1: %+v", res)
+	}
+	// The attempts it has: resent, and unknown again with 2.
+	r.send(cmdResend, map[string]any{"id": "X", "attempts": 1})
+	if res := last(cmdResend, "X", 2); res.State != StateDone || res.Attempts != 1 {
+		t.Errorf("resend naming 1 attempt: %+v", res)
+	}
+	eventually(t, "X unknown again", func() bool { return len(r.answers(cmdPrintJob, "X")) >= 3 })
+	// The same payload again, a new message: it names attempts the entry no longer has.
+	r.send(cmdResend, map[string]any{"id": "X", "attempts": 1})
+	if res := last(cmdResend, "X", 3); res.State != StateFailed || res.Attempts != 2 {
+		t.Errorf("the same resend again: %+v", res)
+	}
+	// A person's second, deliberate resend, plain: executed.
+	r.pl.mu.Lock()
+	delete(r.pl.hangUp, "X")
+	r.pl.mu.Unlock()
+	r.send(cmdResend, map[string]any{"id": "X"})
+	if res := last(cmdResend, "X", 4); res.State != StateDone {
+		t.Errorf("a second plain resend: %+v", res)
+	}
+	eventually(t, "X sent", func() bool { return r.has(cmdPrintJob, "X", StateSent) })
+	for _, bad := range []string{`{"id":"X","attempts":-1}`, `{"id":"X","attempts":1.5}`, `{"id":"X","attempts":"1"}`, `{"id":"X","attempts":1e0}`} {
+		r.s.send(r.cmdTopic(cmdResend), bad)
+	}
+	eventually(t, "the bad attempts answered", func() bool { return len(r.answers(cmdResend, "X")) >= 8 })
+	for _, res := range r.answers(cmdResend, "X")[4:] {
+		if res.State != StateInvalid {
+			t.Errorf("bad attempts: %+v, want invalid", res)
+		}
+	}
+	r.stop()
+	if n := r.pl.printed("X"); n != 3 {
+		t.Errorf("X reached the printer %d times, want 3 (once, and once per resend done)", n)
+	}
 }
