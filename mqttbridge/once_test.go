@@ -342,3 +342,139 @@ func TestResendAttempts(t *testing.T) {
 		t.Errorf("X reached the printer %d times, want 3 (once, and once per resend done)", n)
 	}
 }
+
+// matrixKind is one command kind of the redelivery matrix.
+type matrixKind struct {
+	kind string
+	// setup runs before the command is sent; send sends it; ready is what the kill waits
+	// for at each point (nil: nothing); effects counts what reached the printer for it, and
+	// want is that count when the command took effect once.
+	setup   func(r *rig)
+	send    func(r *rig)
+	ready   func(r *rig, point string) bool
+	effects func(r *rig) int
+	want    int
+	// command and id name its answers.
+	command, id string
+}
+
+var matrixKinds = []matrixKind{
+	{
+		kind: cmdPrintJob, command: cmdPrintJob, id: "T", want: 1,
+		send:    func(r *rig) { r.send(cmdPrintJob, printJobCmd("T")) },
+		ready:   func(r *rig, point string) bool { return point == crashBeforeCommit || r.pl.printed("T") == 1 },
+		effects: func(r *rig) int { return r.pl.printed("T") },
+	},
+	{
+		kind: "deselect", command: cmdPrintJob, id: "T", want: 1,
+		send:    func(r *rig) { r.send(cmdPrintJob, map[string]any{"id": "T"}) },
+		ready:   func(r *rig, point string) bool { return point == crashBeforeCommit || r.pl.printed("<deselect>") == 1 },
+		effects: func(r *rig) int { return r.pl.printed("<deselect>") },
+	},
+	{
+		kind: cmdTrigger, command: cmdTrigger, id: "T", want: 1,
+		setup: func(r *rig) {
+			r.send(cmdPrintJob, printJobCmd("sel"))
+			eventually(r.t, "sel sent", func() bool { return r.has(cmdPrintJob, "sel", StateSent) })
+		},
+		send:    func(r *rig) { r.send(cmdTrigger, map[string]any{"id": "T"}) },
+		ready:   func(r *rig, point string) bool { return point == crashBeforeCommit || r.requests("trigger") == 1 },
+		effects: func(r *rig) int { return r.requests("trigger") },
+	},
+	{
+		kind: cmdAbortPrint, command: cmdAbortPrint, id: "T", want: 1,
+		send:    func(r *rig) { r.send(cmdAbortPrint, map[string]any{"id": "T"}) },
+		effects: func(r *rig) int { return r.requests("abortPrint") },
+	},
+	{
+		// Cancel of an unknown entry: nothing reaches the printer; the entry is cancelled once.
+		kind: cmdCancel, command: cmdCancel, id: "X", want: 1,
+		setup:   func(r *rig) { r.makeUnknown("X") },
+		send:    func(r *rig) { r.send(cmdCancel, map[string]any{"id": "X"}) },
+		effects: func(r *rig) int { return r.pl.printed("X") },
+	},
+	{
+		// Resend of an unknown entry, held at the printer so the kill finds it on its way.
+		kind: cmdResend, command: cmdResend, id: "X", want: 2,
+		setup: func(r *rig) { r.makeUnknown("X") },
+		send:  func(r *rig) { r.send(cmdResend, map[string]any{"id": "X"}) },
+		ready: func(r *rig, point string) bool {
+			return point == crashBeforeCommit || r.pl.printed("X") == 2
+		},
+		effects: func(r *rig) int { return r.pl.printed("X") },
+	},
+}
+
+// TestRedeliveryMatrix: for each command kind, the bridge process is killed (SIGKILL) at each
+// point of its handling — before the commit, after the commit before the result, after the
+// result before the PUBACK — and the broker redelivers the command to the next process. The
+// printer's journal shows the command's effect once, the redelivery is answered, the command
+// is executed (queued or done) at most once, and every answer agrees with the journal.
+func TestRedeliveryMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills child processes")
+	}
+	eachBroker(t, func(t *testing.T, bk testBroker) {
+		for _, mk := range matrixKinds {
+			for _, point := range []string{crashBeforeCommit, crashAfterCommit, crashAfterResult} {
+				t.Run(mk.kind+"/"+point, func(t *testing.T) {
+					testRedelivery(t, bk, mk, point)
+				})
+			}
+		}
+	})
+}
+
+func testRedelivery(t *testing.T, bk testBroker, mk matrixKind, point string) {
+	r := newRig(t, bk, fmt.Sprintf("matrix-%s-%s-%d", mk.kind, point, time.Now().UnixNano()))
+	r.start(mk.kind + ":" + point)
+	if mk.setup != nil {
+		mk.setup(r)
+	}
+	release := func() {}
+	if mk.kind == cmdResend {
+		release = r.holdJob("X")
+	}
+	mk.send(r)
+	r.crash(func() bool { return mk.ready == nil || mk.ready(r, point) })
+	release()
+	before := len(r.answers(mk.command, mk.id))
+	r.start("")
+	eventually(t, "the redelivery answered", func() bool { return len(r.answers(mk.command, mk.id)) > before })
+	r.marker("marker")
+	r.stop()
+
+	got := r.states(mk.command, mk.id)
+	n := mk.effects(r)
+	t.Logf("answers %v (%d before the kill); effects at the printer: %d", got, before, n)
+	executed := 0
+	for _, s := range got {
+		switch {
+		case s == StateQueued, s == StateDone:
+			executed++
+		case s == StateFailed, s == StateInvalid, s == StateRejected, strings.HasPrefix(s, StateDuplicate+"("+StateFailed):
+			t.Errorf("answer %s: the command was to succeed", s)
+		}
+	}
+	if executed > 1 {
+		t.Errorf("executed %d times (answers %v)", executed, got)
+	}
+	says := func(states ...string) bool {
+		for _, s := range got {
+			for _, w := range states {
+				if s == w || s == StateDuplicate+"("+w+")" {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch {
+	case n > mk.want:
+		t.Errorf("the printer's journal shows %d effects, at most %d allowed", n, mk.want)
+	case says(StateUnknown) && !says(StateSent, StateDone):
+		// The process died while the request was out: at most once, and a person decides.
+	case n != mk.want:
+		t.Errorf("the answers say it took effect (%v), the printer's journal shows %d effects, want %d", got, n, mk.want)
+	}
+}
