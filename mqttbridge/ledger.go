@@ -226,27 +226,3 @@ func (l *ledger) forgetDelivery(pid uint16) error {
 	}
 	return err
 }
-
-// forgetDeliveries drops every delivery record: the broker holds no session for the bridge,
-// so nothing is delivered again.
-func (l *ledger) forgetDeliveries() error {
-	l.mu.Lock()
-	n := len(l.pids)
-	l.mu.Unlock()
-	if n == 0 {
-		return nil
-	}
-	err := l.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket(bucketDeliveries); err != nil {
-			return err
-		}
-		_, err := tx.CreateBucket(bucketDeliveries)
-		return err
-	})
-	if err == nil {
-		l.mu.Lock()
-		l.pids = map[uint16]bool{}
-		l.mu.Unlock()
-	}
-	return err
-}

@@ -45,8 +45,7 @@ type seqMsg struct {
 
 type seqRun struct {
 	t        *testing.T
-	r        [2]*rig // one printer each, under one broker: rig 0 runs the bridge of both
-	bridge   *rig
+	bridge   *rig // the bridge of both printers, its plant and its caller
 	printers []string
 	wait     bool // wait for each message's answer before the next (the embedded broker)
 	msgs     []seqMsg
