@@ -78,11 +78,14 @@ type Bridge struct {
 	handleMu sync.Mutex
 	stopped  bool           // under handleMu: no command is taken any more
 	ackers   sync.WaitGroup // goroutines waiting to acknowledge a command
+	aborts   sync.WaitGroup // abortPrints being sent
 
 	mu      sync.Mutex
 	lost    chan struct{} // closed when the current connection is lost
 	waiting map[entryKey]*waiter
 	replies map[entryKey]reply
+	// aborting holds, per printer, a channel closed when its abortPrint in flight is answered.
+	aborting map[*printer]chan struct{}
 }
 
 // entryKey names an outbox entry: ids are unique per controller's outbox.
@@ -166,6 +169,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		stopCh:   make(chan struct{}),
 		waiting:  map[entryKey]*waiter{},
 		replies:  map[entryKey]reply{},
+		aborting: map[*printer]chan struct{}{},
 	}
 	b.pub = newPublisher(b.log)
 	var err error
@@ -384,6 +388,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	}
 	close(b.stopCh)
 	b.ackers.Wait()
+	b.aborts.Wait()
 	stopRun()
 	for _, ctl := range b.ctls {
 		// Close lets a print job in flight settle (sent, or unknown) before it returns.

@@ -79,6 +79,7 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 		b.log.Info("command refused", "topic", pb.Topic, "err", err)
 		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: err.Error()})
 	}
+	b.waitAbort(p)
 	switch name {
 	case cmdPrintJob, cmdTrigger:
 		return b.enqueue(ctx, p, cmd, rep)

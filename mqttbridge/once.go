@@ -86,9 +86,10 @@ func (b *Bridge) newDelivery(pb *paho.Publish) {
 
 // abortOnce sends an abortPrint unless its id is already recorded for p, which answers the
 // record (duplicate, with current done, failed or unknown). It is recorded durably before it
-// is sent and runs before any later command is taken, so it never runs after a command that
-// came later: not when redelivered, and not when the process died while it was out (it is
-// then unknown, and a person sends a new one if it is still wanted).
+// is sent, and the printer's later commands wait until it is answered (waitAbort), so it never
+// runs after a command that came later: not when redelivered, and not when the process died
+// while it was out (it is then unknown, and a person sends a new one if it is still wanted).
+// Other printers' commands go on meanwhile.
 func (b *Bridge) abortOnce(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
 	resultTopic := p.topic(topicResult)
 	led := p.ctl.led
@@ -100,7 +101,7 @@ func (b *Bridge) abortOnce(ctx context.Context, p *printer, cmd command, rep rep
 	if r != nil {
 		current := r.State
 		if current == "sending" {
-			current = StateUnknown // another delivery of it is out, or its outcome could not be recorded
+			current = StateUnknown // its outcome could not be recorded
 		}
 		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmdAbortPrint, State: StateDuplicate,
 			Current: current, Time: time.Now()})
@@ -111,24 +112,51 @@ func (b *Bridge) abortOnce(ctx context.Context, p *printer, cmd command, rep rep
 		b.log.Error("recording an abortPrint failed; it stays with the broker", "id", cmd.id, "err", err)
 		return nil
 	}
-	b.crashPoint(cmdAbortPrint, crashAfterCommit)
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
-	defer cancel()
-	res := Result{ID: cmd.id, Command: cmdAbortPrint, State: StateDone}
-	resp, err := p.ctl.client.Printers.AbortPrint(actx, p.remote)
-	if err != nil {
-		res.State, res.Error = StateFailed, err.Error()
+	answered := make(chan struct{})
+	b.mu.Lock()
+	b.aborting[p] = answered
+	b.mu.Unlock()
+	done := make(chan struct{})
+	b.aborts.Add(1)
+	go func() {
+		defer b.aborts.Done()
+		b.crashPoint(cmdAbortPrint, crashAfterCommit)
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+		defer cancel()
+		res := Result{ID: cmd.id, Command: cmdAbortPrint, State: StateDone}
+		resp, err := p.ctl.client.Printers.AbortPrint(actx, p.remote)
+		if err != nil {
+			res.State, res.Error = StateFailed, err.Error()
+		}
+		if len(resp) > 0 {
+			res.Response = resp
+		}
+		res.Time = time.Now()
+		rec.State, rec.Error, rec.Response, rec.Time = res.State, res.Error, res.Response, res.Time.UTC()
+		if err := led.putAbort(rec); err != nil {
+			// It stays sending in the file: a redelivery answers unknown, and so does the next start.
+			b.log.Error("recording an abortPrint's outcome failed", "id", cmd.id, "state", res.State, "err", err)
+		}
+		published := b.result(resultTopic, rep, res)
+		b.mu.Lock()
+		delete(b.aborting, p)
+		b.mu.Unlock()
+		close(answered)
+		// Not waited for here: Run waits for the aborts before it stops the publisher.
+		go func() { <-published; close(done) }()
+	}()
+	return done
+}
+
+// waitAbort waits until p's abortPrint in flight, if any, is answered: a later command of p
+// must not reach the printer before it.
+func (b *Bridge) waitAbort(p *printer) {
+	b.mu.Lock()
+	ch := b.aborting[p]
+	b.mu.Unlock()
+	if ch != nil {
+		<-ch
 	}
-	if len(resp) > 0 {
-		res.Response = resp
-	}
-	res.Time = time.Now()
-	rec.State, rec.Error, rec.Response, rec.Time = res.State, res.Error, res.Response, res.Time.UTC()
-	if err := led.putAbort(rec); err != nil {
-		// It stays sending in the file: a redelivery answers unknown, and so does the next start.
-		b.log.Error("recording an abortPrint's outcome failed", "id", cmd.id, "state", res.State, "err", err)
-	}
-	return b.result(resultTopic, rep, res)
 }
 
 // changeOnce runs cancel or resend on the entry cmd.id of p, once per MQTT message: the

@@ -2,13 +2,18 @@ package mqttbridge
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/labelprinter/go-labelprinter/printersim"
 )
 
 // The child process of these tests dies by SIGKILL at one crash point (crashAtEnv,
@@ -476,5 +481,58 @@ func testRedelivery(t *testing.T, bk testBroker, mk matrixKind, point string) {
 		// The process died while the request was out: at most once, and a person decides.
 	case n != mk.want:
 		t.Errorf("the answers say it took effect (%v), the printer's journal shows %d effects, want %d", got, n, mk.want)
+	}
+}
+
+// TestAbortPrintOrder: while a printer's abortPrint is out, another printer's commands go on,
+// and the same printer's later command reaches it only once the abortPrint is answered.
+func TestAbortPrintOrder(t *testing.T) {
+	pl := startPlant(t, "line1", "line2")
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	// A second server on the same simulator holds every abortPrint until released.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := printersim.Serve(ln, pl.Sim, func(next http.Handler) http.Handler {
+		return pl.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/abortPrint") {
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		}))
+	})
+	t.Cleanup(srv.Close)
+	bk := newEmbedded(t)
+	w := watch(t, bk.URL(), prefix+"/#")
+	cfg := testConfig(t, bk.URL(), pl, "line1", "line2")
+	for i := range cfg.Printers {
+		cfg.Printers[i].URL = srv.URL
+	}
+	startBridge(t, cfg)
+	w.waitOnline(1)
+	s := newSender(t, bk.URL())
+	s.send(cmdTopic("line1", cmdAbortPrint), map[string]any{"id": "A"})
+	s.send(cmdTopic("line2", cmdPrintJob), printJobCmd("J2"))
+	s.send(cmdTopic("line1", cmdPrintJob), printJobCmd("J1"))
+	w.waitStates(resultTopic("line2"), "J2", StateQueued, StateSent)
+	time.Sleep(100 * time.Millisecond) // room for J1 to overtake, were it let
+	if got := w.statesOf(resultTopic("line1"), "A"); len(got) != 0 {
+		t.Fatalf("the held abortPrint answered %v", got)
+	}
+	if n := pl.printed("J1"); n != 0 {
+		t.Errorf("J1 reached the printer while the abortPrint before it was out")
+	}
+	once.Do(func() { close(release) })
+	w.waitStates(resultTopic("line1"), "A", StateDone)
+	w.waitStates(resultTopic("line1"), "J1", StateQueued, StateSent)
+	if n := pl.Sim.QueueLength("line1"); n != 1 {
+		t.Errorf("line1 has %d jobs selected after the abortPrint and J1, want 1 (J1)", n)
 	}
 }
