@@ -67,8 +67,10 @@ func TestCommandSequences(t *testing.T) {
 		}
 		programs = append(programs, []byte(s))
 	} else {
-		// The reproductions of the issue as programs: a resend lost in an unknown job's
-		// redelivery; an abortPrint redelivered after a later job.
+		// Programs shaped like the issue's reproductions (a resend of an unknown job, the
+		// bridge dying after its result; an abortPrint, the bridge dying after its result,
+		// then later commands); the kill falls wherever the process is, so they need not
+		// hit the window the dedicated tests hold open.
 		programs = append(programs,
 			[]byte{seqPrintJob, 4, seqArm, 5*3 + 2, seqResend, 0, seqPrintJob, 0},
 			[]byte{seqArm, 3*3 + 2, seqAbort, 0, seqPrintJob, 0, seqTrigger, 0},
