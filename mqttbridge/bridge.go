@@ -27,6 +27,7 @@ type Option func(*options) error
 type options struct {
 	logger  *slog.Logger
 	orphans OrphanPolicy
+	crash   func(kind, point string)
 }
 
 // WithLogger logs connections, commands refused and failures to l. Nothing is logged
@@ -66,20 +67,25 @@ type Bridge struct {
 	printers map[string]*printer // by topic segment
 	ctls     []*controller
 	pub      *publisher
+	// crash, when set (by tests), is called at each point where a process may die while it
+	// handles a command: see crashPoint.
+	crash func(kind, point string)
 
 	ran      atomic.Bool
 	stopping atomic.Bool
 	stopCh   chan struct{}
 	// handleMu makes commands one at a time, in arrival order, across reconnects.
 	handleMu sync.Mutex
-	stopped  bool // under handleMu: no command is taken any more
-	aborts   sync.WaitGroup
+	stopped  bool           // under handleMu: no command is taken any more
 	ackers   sync.WaitGroup // goroutines waiting to acknowledge a command
+	aborts   sync.WaitGroup // abortPrints being sent
 
 	mu      sync.Mutex
 	lost    chan struct{} // closed when the current connection is lost
 	waiting map[entryKey]*waiter
 	replies map[entryKey]reply
+	// aborting holds, per printer, a channel closed when its abortPrint in flight is answered.
+	aborting map[*printer]chan struct{}
 }
 
 // entryKey names an outbox entry: ids are unique per controller's outbox.
@@ -103,6 +109,7 @@ type controller struct {
 	client   *labelprinter.Client
 	ob       *outbox.Outbox
 	view     *outboxView // what P/outbox shows of ob
+	led      *ledger // abortPrint, cancel and resend records
 	printers []*printer
 	byRemote map[string]*printer
 
@@ -158,10 +165,12 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 	b := &Bridge{
 		cfg:      cfg,
 		log:      o.logger,
+		crash:    o.crash,
 		printers: map[string]*printer{},
 		stopCh:   make(chan struct{}),
 		waiting:  map[entryKey]*waiter{},
 		replies:  map[entryKey]reply{},
+		aborting: map[*printer]chan struct{}{},
 	}
 	b.pub = newPublisher(b.log)
 	var err error
@@ -240,6 +249,10 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 			return nil, err
 		}
 		ctl.ob = ob
+		if ctl.led, err = openLedger(ledgerFile(file)); err != nil {
+			b.closeOutboxes()
+			return nil, err
+		}
 		if ctl.view, err = newOutboxView(ob); err != nil {
 			b.closeOutboxes()
 			return nil, err
@@ -252,6 +265,9 @@ func (b *Bridge) closeOutboxes() {
 	for _, ctl := range b.ctls {
 		if ctl.ob != nil {
 			_ = ctl.ob.Close()
+		}
+		if ctl.led != nil {
+			_ = ctl.led.close()
 		}
 		_ = ctl.client.Close()
 	}
@@ -386,6 +402,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	}
 	workers.Wait()
 	for _, ctl := range b.ctls {
+		_ = ctl.led.close()
 		_ = ctl.client.Close()
 	}
 	offline := &message{topic: onlineTopic(b.cfg.TopicPrefix), payload: []byte("offline"), retain: true, done: make(chan struct{})}

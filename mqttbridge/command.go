@@ -27,6 +27,7 @@ type command struct {
 	id          string
 	job         *labelprinter.PrintJob // nil deselects (printJob only)
 	expireAfter time.Duration
+	attempts    *int // cancel and resend: act only while the entry has these attempts
 }
 
 // errInvalid marks a command that is refused and never executed.
@@ -72,9 +73,17 @@ func parseCommand(name string, payload []byte) (cmd command, err error) {
 		switch {
 		case k == "id":
 		case name == cmdPrintJob && (k == "job" || k == "expireAfter"):
+		case (name == cmdCancel || name == cmdResend) && k == "attempts":
 		default:
 			return cmd, invalidf("unknown member %q for %s", clip(k), name)
 		}
+	}
+	if raw, ok := members["attempts"]; ok {
+		var n int
+		if err := json.Unmarshal(raw, &n); err != nil || n < 0 || bytes.ContainsAny(raw, ".eE") {
+			return cmd, invalidf(`"attempts" is not a whole number of 0 or more`)
+		}
+		cmd.attempts = &n
 	}
 	if name != cmdPrintJob {
 		return cmd, nil

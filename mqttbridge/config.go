@@ -33,7 +33,8 @@ type Config struct {
 	Broker BrokerConfig `yaml:"broker"`
 	// TopicPrefix is the first levels of every topic (default "labelprinter").
 	TopicPrefix string `yaml:"topic_prefix"`
-	// StateDir holds the outbox files, one per controller URL; it is created if missing.
+	// StateDir holds the outbox files and their ledgers, one of each per controller URL; it is
+	// created if missing.
 	StateDir string `yaml:"state_dir"`
 	// PollInterval is the wait between two reads of counters and status (default 1s).
 	PollInterval time.Duration `yaml:"poll_interval"`

@@ -38,6 +38,7 @@ func childMain() (int, bool) {
 	if os.Getenv("MQTTBRIDGE_DEBUG") != "" {
 		opts = append(opts, WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	}
+	opts = append(opts, childCrashOptions()...)
 	b, err := New(*cfg, opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

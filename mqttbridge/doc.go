@@ -15,10 +15,13 @@
 // manual acknowledgements in arrival order) only after the outbox committed it under its id
 // and its "queued" result was taken by the broker. A crash before that leaves the command
 // with the broker, which delivers it again; a command whose id the outbox already holds adds
-// nothing and is answered "duplicate". Invalid commands are answered "invalid", acknowledged
-// and never executed; a job member that is not one of the maker's documented print-job
-// attributes, spelled exactly, makes its command invalid. A job without "copies" prints on
-// every trigger until it is deselected.
+// nothing and is answered "duplicate". An abortPrint is recorded under its id before it is
+// sent, and a cancel or resend under the packet identifier of the MQTT message that carried
+// it, in a ledger file beside the outbox, so a redelivery of any command answers its record
+// and does nothing. Invalid commands are answered "invalid", acknowledged and never executed;
+// a job member that is not one of the maker's documented print-job attributes, spelled
+// exactly, makes its command invalid. A job without "copies" prints on every trigger until it
+// is deselected.
 //
 // # Topics
 //

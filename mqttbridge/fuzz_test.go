@@ -16,6 +16,10 @@ func FuzzParseCommand(f *testing.F) {
 		f.Add("printJob", []byte(s))
 		f.Add("trigger", []byte(s))
 	}
+	for _, s := range []string{`{"id":"a","attempts":1}`, `{"id":"a","attempts":-1}`, `{"id":"a","attempts":1.0}`, `{"id":"a","attempts":"1"}`, `{"id":"a","attempts":99999999999999999999}`} {
+		f.Add("resend", []byte(s))
+		f.Add("cancel", []byte(s))
+	}
 	f.Fuzz(func(t *testing.T, name string, payload []byte) {
 		cmd, err := parseCommand(name, payload)
 		if err != nil {
@@ -42,6 +46,9 @@ func FuzzParseCommand(f *testing.F) {
 		}
 		if cmd.name != cmdPrintJob && (cmd.job != nil || cmd.expireAfter != 0) {
 			t.Fatalf("%s took printJob members", cmd.name)
+		}
+		if cmd.attempts != nil && (*cmd.attempts < 0 || cmd.name != cmdCancel && cmd.name != cmdResend) {
+			t.Fatalf("%s took attempts %d", cmd.name, *cmd.attempts)
 		}
 	})
 }

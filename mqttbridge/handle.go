@@ -25,6 +25,7 @@ func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publis
 	if b.stopped {
 		return
 	}
+	kind := b.crashKind(pb)
 	done := b.handle(ctx, pb)
 	if done == nil {
 		return
@@ -34,6 +35,7 @@ func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publis
 	go func() {
 		defer b.ackers.Done()
 		if b.await(cl, lost, done) {
+			b.crashPoint(kind, crashAfterResult)
 			b.ack(cl, pb)
 		}
 	}()
@@ -63,6 +65,7 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 		rep = reply{topic: pb.Properties.ResponseTopic, corr: pb.Properties.CorrelationData}
 	}
 	resultTopic := printerTopic(b.cfg.TopicPrefix, segment, topicResult)
+	b.newDelivery(pb)
 	cmd, err := parseCommand(name, pb.Payload)
 	b.log.Debug("command", "topic", pb.Topic, "id", cmd.id, "dup", pb.Duplicate())
 	p := b.printers[segment]
@@ -76,31 +79,14 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 		b.log.Info("command refused", "topic", pb.Topic, "err", err)
 		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: err.Error()})
 	}
+	b.waitAbort(p)
 	switch name {
 	case cmdPrintJob, cmdTrigger:
 		return b.enqueue(ctx, p, cmd, rep)
 	case cmdCancel, cmdResend:
-		return b.result(resultTopic, rep, b.change(p, cmd))
-	default: // abortPrint: sent at once, beside the queue
-		done := make(chan struct{})
-		b.aborts.Add(1)
-		go func() {
-			defer b.aborts.Done()
-			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
-			defer cancel()
-			res := Result{ID: cmd.id, Command: cmdAbortPrint, State: StateDone}
-			resp, err := p.ctl.client.Printers.AbortPrint(actx, p.remote)
-			if err != nil {
-				res.State, res.Error = StateFailed, err.Error()
-			}
-			if len(resp) > 0 {
-				res.Response = resp
-			}
-			res.Time = time.Now()
-			<-b.result(resultTopic, rep, res)
-			close(done)
-		}()
-		return done
+		return b.changeOnce(p, cmd, rep, pb)
+	default: // abortPrint: sent at once, beside the queue, before any later command
+		return b.abortOnce(ctx, p, cmd, rep)
 	}
 }
 
@@ -146,6 +132,7 @@ func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply
 		b.replies[key] = rep
 	}
 	b.mu.Unlock()
+	b.crashPoint(kindName(cmd), crashBeforeCommit)
 	if _, err := ctl.ob.Enqueue(context.WithoutCancel(ctx), in); err != nil {
 		b.mu.Lock()
 		delete(b.waiting, key)
@@ -160,30 +147,6 @@ func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply
 	// The outbox reports the new Pending entry to entryChanged, which publishes queued and
 	// closes w.done once the broker has it.
 	return w.done
-}
-
-// change runs cancel or resend on the entry cmd.id of p.
-func (b *Bridge) change(p *printer, cmd command) Result {
-	res := Result{ID: cmd.id, Command: cmd.name, State: StateDone}
-	e, err := p.ctl.ob.Get(cmd.id)
-	if err == nil && e.Printer != p.remote {
-		err = outbox.ErrNotFound
-	}
-	if err == nil {
-		if cmd.name == cmdCancel {
-			err = p.ctl.ob.Cancel(cmd.id)
-		} else {
-			err = p.ctl.ob.Resend(cmd.id)
-		}
-	}
-	switch {
-	case errors.Is(err, outbox.ErrNotFound):
-		res.State, res.Error = StateFailed, "no command with this id for this printer"
-	case err != nil:
-		res.State, res.Error = StateFailed, err.Error()
-	}
-	res.Time = time.Now()
-	return res
 }
 
 // result publishes r on topic and, when the command has one, on its Response Topic; the
@@ -250,6 +213,7 @@ func (b *Bridge) entryChanged(ctl *controller, e outbox.Entry) {
 	}
 	switch {
 	case e.State == outbox.Pending && w != nil:
+		b.crashPoint(entryKindName(e), crashAfterCommit)
 		r := entryResult(e)
 		done := b.result(p.topic(topicResult), rep, r)
 		go func() {

@@ -33,6 +33,9 @@ type Result struct {
 	State string `json:"state"`
 	// Current is, for a duplicate, the state of the command already held.
 	Current string `json:"current,omitempty"`
+	// Attempts is, on the results of cancel and resend and on an unknown one, the number of
+	// requests sent for the entry; a resend naming it acts only while the entry still has it.
+	Attempts int `json:"attempts,omitempty"`
 	// Error says what went wrong, when something did.
 	Error string `json:"error,omitempty"`
 	// Response is the printer's JSON answer; null when its body was empty or nothing was sent.
@@ -70,6 +73,9 @@ func reported(s outbox.State) bool {
 // entryResult is the result of an outbox entry's new state.
 func entryResult(e outbox.Entry) Result {
 	r := Result{ID: e.ID, Command: commandOf(e), State: resultState(e.State), Error: e.Error, Time: e.Updated}
+	if e.State == outbox.Unknown {
+		r.Attempts = e.Attempts
+	}
 	if len(e.Response) > 0 {
 		r.Response = e.Response
 	}

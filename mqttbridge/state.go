@@ -223,6 +223,10 @@ func checkOrphans(dir string, urls, raw []string, p OrphanPolicy) ([]Orphan, err
 		return nil, fmt.Errorf("--adopt-orphaned-outbox: %w", err)
 	}
 	_ = os.Remove(orphans[0].File + urlExt)
+	// The abortPrint ids it held go with it, unless the controller has a ledger of its own.
+	if _, err := os.Stat(ledgerFile(target)); errors.Is(err, os.ErrNotExist) {
+		_ = os.Rename(ledgerFile(orphans[0].File), ledgerFile(target))
+	}
 	return orphans, nil
 }
 

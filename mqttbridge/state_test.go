@@ -107,7 +107,16 @@ func TestOrphanedOutbox(t *testing.T) {
 
 	t.Run("adopted", func(t *testing.T) {
 		dir := t.TempDir()
-		queueOrphan(t, dir, spelling)
+		orphan := queueOrphan(t, dir, spelling)
+		// The orphan's ledger holds an abortPrint id; it goes with the outbox.
+		led, err := openLedger(ledgerFile(orphan))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := led.putAbort(abortRecord{Printer: "line1", ID: "abort-1", State: StateDone}); err != nil {
+			t.Fatal(err)
+		}
+		_ = led.close()
 		b, err := New(cfg(dir), WithOrphanedOutbox(OrphanPolicy{AdoptInto: pl.URL + "/"}))
 		if err != nil {
 			t.Fatal(err)
@@ -115,6 +124,9 @@ func TestOrphanedOutbox(t *testing.T) {
 		ob := b.printers["line1"].ctl.ob
 		if e, err := ob.Get("order-1"); err != nil || e.State != outbox.Pending {
 			t.Errorf("the adopted entry: %+v, %v; want it pending in the controller's outbox", e, err)
+		}
+		if r, err := b.printers["line1"].ctl.led.abort("line1", "abort-1"); err != nil || r == nil || r.State != StateDone {
+			t.Errorf("the adopted abortPrint record: %+v, %v", r, err)
 		}
 		_ = b.Close()
 		// Now the controller owns it: a second start has nothing to ask.

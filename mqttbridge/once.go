@@ -1,0 +1,276 @@
+package mqttbridge
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/labelprinter/go-labelprinter/outbox"
+)
+
+// Every command takes effect once, whatever its kind. printJob, deselect and trigger are held
+// by the outbox under their id; abortPrint by the ledger under its id, recorded before it is
+// sent; cancel and resend, which carry the id of the entry they act on, by the ledger under
+// the delivery that carried them (see ledger.go). A redelivery answers the record and does
+// nothing.
+
+// The points at which a process may die while it handles a command, in order.
+const (
+	crashBeforeCommit = "before-commit" // nothing of the command is on disk yet
+	crashAfterCommit  = "after-commit"  // its record is on disk; its result is not published
+	crashAfterResult  = "after-result"  // its result is with the broker; its PUBACK is not
+)
+
+// withCrash has f called at each crash point with the command's kind (printJob, deselect,
+// trigger, abortPrint, cancel, resend): the tests' way to kill the process exactly there.
+func withCrash(f func(kind, point string)) Option {
+	return func(o *options) error { o.crash = f; return nil }
+}
+
+func (b *Bridge) crashPoint(kind, point string) {
+	if b.crash != nil && kind != "" {
+		b.crash(kind, point)
+	}
+}
+
+// crashKind names the kind of the command pb carries, for crashPoint; "" without a hook.
+func (b *Bridge) crashKind(pb *paho.Publish) string {
+	if b.crash == nil {
+		return ""
+	}
+	cmd, err := parseCommand(path.Base(pb.Topic), pb.Payload)
+	if err != nil {
+		return ""
+	}
+	return kindName(cmd)
+}
+
+// kindName is a command's kind: its topic's last segment, or deselect for a printJob
+// without a job.
+func kindName(cmd command) string {
+	if cmd.name == cmdPrintJob && cmd.job == nil {
+		return "deselect"
+	}
+	return cmd.name
+}
+
+// entryKindName is the kind of the command that made an outbox entry.
+func entryKindName(e outbox.Entry) string {
+	switch e.Kind {
+	case outbox.KindDeselect:
+		return "deselect"
+	case outbox.KindTrigger:
+		return cmdTrigger
+	}
+	return cmdPrintJob
+}
+
+// newDelivery forgets the record of an earlier message under pb's packet identifier when pb
+// is a first delivery: the broker reuses an identifier only once it has our PUBACK for the
+// message that held it, which then comes no more.
+func (b *Bridge) newDelivery(pb *paho.Publish) {
+	if pb.QoS == 0 || pb.Duplicate() {
+		return
+	}
+	for _, ctl := range b.ctls {
+		if err := ctl.led.forgetDelivery(pb.PacketID); err != nil {
+			// Harmless: the record stays until the identifier is reused again.
+			b.log.Warn("forgetting an acknowledged delivery failed", "packet_id", pb.PacketID, "err", err)
+		}
+	}
+}
+
+// abortOnce sends an abortPrint unless its id is already recorded for p, which answers the
+// record (duplicate, with current done, failed or unknown). It is recorded durably before it
+// is sent, and the printer's later commands wait until it is answered (waitAbort), so it never
+// runs after a command that came later: not when redelivered, and not when the process died
+// while it was out (it is then unknown, and a person sends a new one if it is still wanted).
+// Other printers' commands go on meanwhile.
+func (b *Bridge) abortOnce(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
+	resultTopic := p.topic(topicResult)
+	led := p.ctl.led
+	r, err := led.abort(p.remote, cmd.id)
+	if err != nil {
+		b.log.Error("reading the ledger failed; the abortPrint stays with the broker", "id", cmd.id, "err", err)
+		return nil
+	}
+	if r != nil {
+		current := r.State
+		if current == "sending" {
+			current = StateUnknown // its outcome could not be recorded
+		}
+		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmdAbortPrint, State: StateDuplicate,
+			Current: current, Time: time.Now()})
+	}
+	b.crashPoint(cmdAbortPrint, crashBeforeCommit)
+	rec := abortRecord{Printer: p.remote, ID: cmd.id, State: "sending", Time: time.Now().UTC()}
+	if err := led.putAbort(rec); err != nil {
+		b.log.Error("recording an abortPrint failed; it stays with the broker", "id", cmd.id, "err", err)
+		return nil
+	}
+	answered := make(chan struct{})
+	b.mu.Lock()
+	b.aborting[p] = answered
+	b.mu.Unlock()
+	done := make(chan struct{})
+	b.aborts.Add(1)
+	go func() {
+		defer b.aborts.Done()
+		b.crashPoint(cmdAbortPrint, crashAfterCommit)
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+		defer cancel()
+		res := Result{ID: cmd.id, Command: cmdAbortPrint, State: StateDone}
+		resp, err := p.ctl.client.Printers.AbortPrint(actx, p.remote)
+		if err != nil {
+			res.State, res.Error = StateFailed, err.Error()
+		}
+		if len(resp) > 0 {
+			res.Response = resp
+		}
+		res.Time = time.Now()
+		rec.State, rec.Error, rec.Response, rec.Time = res.State, res.Error, res.Response, res.Time.UTC()
+		if err := led.putAbort(rec); err != nil {
+			// It stays sending in the file: a redelivery answers unknown, and so does the next start.
+			b.log.Error("recording an abortPrint's outcome failed", "id", cmd.id, "state", res.State, "err", err)
+		}
+		published := b.result(resultTopic, rep, res)
+		b.mu.Lock()
+		delete(b.aborting, p)
+		b.mu.Unlock()
+		close(answered)
+		// Not waited for here: Run waits for the aborts before it stops the publisher.
+		go func() { <-published; close(done) }()
+	}()
+	return done
+}
+
+// waitAbort waits until p's abortPrint in flight, if any, is answered: a later command of p
+// must not reach the printer before it.
+func (b *Bridge) waitAbort(p *printer) {
+	b.mu.Lock()
+	ch := b.aborting[p]
+	b.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+}
+
+// changeOnce runs cancel or resend on the entry cmd.id of p, once per MQTT message: the
+// command is recorded under the packet identifier of the PUBLISH that carried it before it
+// acts, and its result after; a redelivery of that PUBLISH (DUP set, same identifier, same
+// topic and payload) answers the record, duplicate with current done or failed, and does
+// nothing. A redelivery that finds the record without a result (the process died while the
+// command acted) acts only if the entry is still as the command found it.
+func (b *Bridge) changeOnce(p *printer, cmd command, rep reply, pb *paho.Publish) chan struct{} {
+	resultTopic := p.topic(topicResult)
+	led := p.ctl.led
+	e, getErr := b.entryOf(p, cmd.id)
+	if getErr != nil && !errors.Is(getErr, outbox.ErrNotFound) {
+		b.log.Error("reading the outbox failed; the command stays with the broker", "id", cmd.id, "err", getErr)
+		return nil
+	}
+	found := getErr == nil
+	recorded := pb.QoS > 0 // a QoS 0 message is never delivered again
+	var d *deliveryRecord
+	if recorded && pb.Duplicate() {
+		var err error
+		if d, err = led.delivery(pb.PacketID); err != nil {
+			b.log.Error("reading the ledger failed; the command stays with the broker", "id", cmd.id, "err", err)
+			return nil
+		}
+		if d != nil && !d.matches(pb.Topic, pb.Payload) {
+			d = nil // an older message's record; this one was not seen before
+		}
+	}
+	if d != nil && d.Result == "" && d.SeenState != "" && found && tookEffect(cmd.name, d, e) {
+		d.Result = StateDone
+		if err := led.putDelivery(pb.PacketID, *d); err != nil {
+			b.log.Error("recording a result failed; the command stays with the broker", "id", cmd.id, "err", err)
+			return nil
+		}
+	}
+	if d != nil && d.Result != "" {
+		res := Result{ID: cmd.id, Command: cmd.name, State: StateDuplicate, Current: d.Result, Error: d.Error, Time: time.Now()}
+		if found {
+			res.Attempts = e.Attempts
+		}
+		return b.result(resultTopic, rep, res)
+	}
+
+	b.crashPoint(cmd.name, crashBeforeCommit)
+	sum := sha256.Sum256(pb.Payload)
+	rec := deliveryRecord{Topic: pb.Topic, Sum: sum[:], Time: time.Now().UTC()}
+	if found {
+		rec.SeenState, rec.SeenAttempts = string(e.State), e.Attempts
+	}
+	if recorded {
+		if err := led.putDelivery(pb.PacketID, rec); err != nil {
+			b.log.Error("recording a command failed; it stays with the broker", "id", cmd.id, "err", err)
+			return nil
+		}
+	}
+	res := b.changeEntry(p, cmd)
+	if recorded {
+		rec.Result, rec.Error = res.State, res.Error
+		if err := led.putDelivery(pb.PacketID, rec); err != nil {
+			// The record stays without a result: a redelivery looks at the entry instead.
+			b.log.Error("recording a result failed", "id", cmd.id, "err", err)
+		}
+	}
+	b.crashPoint(cmd.name, crashAfterCommit)
+	return b.result(resultTopic, rep, res)
+}
+
+// tookEffect reports whether the command recorded in d changed the entry, now e, which a
+// process that died before recording the result cannot say itself. A resend moves an unknown
+// entry to pending, after which it is never unknown with the same attempts again; a cancel
+// leaves it cancelled.
+func tookEffect(name string, d *deliveryRecord, e outbox.Entry) bool {
+	if name == cmdCancel {
+		return e.State == outbox.Cancelled && d.SeenState != string(outbox.Cancelled)
+	}
+	return string(e.State) != d.SeenState || e.Attempts != d.SeenAttempts
+}
+
+// entryOf returns the outbox entry id of printer p; another printer's entry is not found.
+func (b *Bridge) entryOf(p *printer, id string) (outbox.Entry, error) {
+	e, err := p.ctl.ob.Get(id)
+	if err == nil && e.Printer != p.remote {
+		return outbox.Entry{}, outbox.ErrNotFound
+	}
+	return e, err
+}
+
+// changeEntry runs cancel or resend on the entry cmd.id of p. A command naming the attempts
+// it saw acts only while the entry still has them, as HTTP's If-Match does.
+func (b *Bridge) changeEntry(p *printer, cmd command) Result {
+	res := Result{ID: cmd.id, Command: cmd.name, State: StateDone}
+	e, err := b.entryOf(p, cmd.id)
+	switch {
+	case err != nil:
+	case cmd.attempts != nil && e.Attempts != *cmd.attempts:
+		res.State, res.Attempts = StateFailed, e.Attempts
+		res.Error = fmt.Sprintf("the command has %d attempts, not %d: it changed since; nothing done", e.Attempts, *cmd.attempts)
+		res.Time = time.Now()
+		return res
+	case cmd.name == cmdCancel:
+		err = p.ctl.ob.Cancel(cmd.id)
+	default:
+		err = p.ctl.ob.Resend(cmd.id)
+	}
+	switch {
+	case errors.Is(err, outbox.ErrNotFound):
+		res.State, res.Error = StateFailed, "no command with this id for this printer"
+	case err != nil:
+		res.State, res.Error = StateFailed, err.Error()
+	}
+	if now, gerr := b.entryOf(p, cmd.id); gerr == nil {
+		res.Attempts = now.Attempts
+	}
+	res.Time = time.Now()
+	return res
+}
