@@ -109,7 +109,7 @@ type controller struct {
 	client   *labelprinter.Client
 	ob       *outbox.Outbox
 	view     *outboxView // what P/outbox shows of ob
-	led      *ledger // abortPrint, cancel and resend records
+	led      *ledger     // abortPrint, cancel and resend records
 	printers []*printer
 	byRemote map[string]*printer
 
