@@ -115,7 +115,10 @@ func closed() chan struct{} {
 func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
 	ctl := p.ctl
 	resultTopic := p.topic(topicResult)
-	e, err := ctl.ob.Get(cmd.id)
+	if err := checkKey(p, cmd.id); err != nil {
+		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateInvalid, Error: err.Error()})
+	}
+	e, err := lookupCommand(p, cmd.id)
 	switch {
 	case errors.Is(err, outbox.ErrPruned):
 		// Settled and pruned long ago: the id is still held, so nothing is sent again.
@@ -129,7 +132,7 @@ func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply
 		b.log.Error("reading the outbox failed", "err", err)
 		return nil
 	}
-	in := outbox.Intent{ID: cmd.id, Printer: p.remote, ExpireAfter: cmd.expireAfter}
+	in := outbox.Intent{ID: outboxKey(p, cmd.id), Printer: p.remote, ExpireAfter: cmd.expireAfter}
 	switch {
 	case cmd.name == cmdTrigger:
 		in.Kind = outbox.KindTrigger
@@ -138,7 +141,7 @@ func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply
 	default:
 		in.Job = *cmd.job
 	}
-	key := entryKey{ctl, cmd.id}
+	key := entryKey{ctl, in.ID}
 	w := &waiter{done: make(chan struct{})}
 	b.mu.Lock()
 	b.waiting[key] = w
@@ -165,15 +168,15 @@ func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply
 // change runs cancel or resend on the entry cmd.id of p.
 func (b *Bridge) change(p *printer, cmd command) Result {
 	res := Result{ID: cmd.id, Command: cmd.name, State: StateDone}
-	e, err := p.ctl.ob.Get(cmd.id)
+	e, err := lookupCommand(p, cmd.id)
 	if err == nil && e.Printer != p.remote {
 		err = outbox.ErrNotFound
 	}
 	if err == nil {
 		if cmd.name == cmdCancel {
-			err = p.ctl.ob.Cancel(cmd.id)
+			err = p.ctl.ob.Cancel(e.ID)
 		} else {
-			err = p.ctl.ob.Resend(cmd.id)
+			err = p.ctl.ob.Resend(e.ID)
 		}
 	}
 	switch {
@@ -241,7 +244,7 @@ func (b *Bridge) entryChanged(ctl *controller, e outbox.Entry) {
 	}
 	b.mu.Unlock()
 	if p == nil {
-		b.log.Warn("an outbox entry for a printer no longer configured changed state", "id", e.ID, "state", e.State)
+		b.log.Warn("an outbox entry for a printer no longer configured changed state", "id", callerID(e), "printer", e.Printer, "state", e.State)
 		return
 	}
 	if !hasRep {

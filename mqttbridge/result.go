@@ -69,7 +69,7 @@ func reported(s outbox.State) bool {
 
 // entryResult is the result of an outbox entry's new state.
 func entryResult(e outbox.Entry) Result {
-	r := Result{ID: e.ID, Command: commandOf(e), State: resultState(e.State), Error: e.Error, Time: e.Updated}
+	r := Result{ID: callerID(e), Command: commandOf(e), State: resultState(e.State), Error: e.Error, Time: e.Updated}
 	if len(e.Response) > 0 {
 		r.Response = e.Response
 	}
