@@ -315,8 +315,10 @@ func (b *Bridge) Run(ctx context.Context) error {
 			ClientID: b.cfg.Broker.ClientID,
 			// Both say the connection is gone, before paho has shut it down (which waits for
 			// the command being handled).
-			OnClientError:              func(error) { b.connectionLost() },
-			OnServerDisconnect:         func(*paho.Disconnect) { b.connectionLost() },
+			OnClientError:      func(error) { b.connectionLost() },
+			OnServerDisconnect: func(*paho.Disconnect) { b.connectionLost() },
+			// Counts each message's tries, so one the broker disconnects over is dropped.
+			Session:                    b.pub.store.sess,
 			EnableManualAcknowledgment: true,
 			SendAcksInterval:           ackInterval,
 			OnPublishReceived: []func(paho.PublishReceived) (bool, error){
@@ -398,6 +400,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
 	defer cancel()
 	_ = cm.Disconnect(dctx)
+	_ = b.pub.store.sess.Close()
 	return nil
 }
 

@@ -59,10 +59,16 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 		return closed() // not a command topic: nothing to do
 	}
 	var rep reply
+	resultTopic := printerTopic(b.cfg.TopicPrefix, segment, topicResult)
 	if pb.Properties != nil && pb.Properties.ResponseTopic != "" {
 		rep = reply{topic: pb.Properties.ResponseTopic, corr: pb.Properties.CorrelationData}
+		// A caller cannot steer the bridge's output: such a command is refused on P/result.
+		if err := checkResponseTopic(b.cfg.TopicPrefix, rep.topic); err != nil {
+			cmd, _ := parseCommand(name, pb.Payload)
+			b.log.Info("command refused", "topic", pb.Topic, "err", err)
+			return b.result(resultTopic, reply{}, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: invalidf("%v; nothing was done", err).Error()})
+		}
 	}
-	resultTopic := printerTopic(b.cfg.TopicPrefix, segment, topicResult)
 	cmd, err := parseCommand(name, pb.Payload)
 	b.log.Debug("command", "topic", pb.Topic, "id", cmd.id, "dup", pb.Duplicate())
 	p := b.printers[segment]
