@@ -427,33 +427,12 @@ func (b *Bridge) currentLost() chan struct{} {
 	return b.lost
 }
 
-// connected runs after every (re)connect: subscribe again, publish online and every printer's
-// state, changed or not.
+// connected runs after every (re)connect: subscribe again and, once the broker granted it,
+// publish online and every printer's state, changed or not.
 func (b *Bridge) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
-	sub := &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
-		// Retain Handling 2: a retained command is not replayed at each subscribe.
-		{Topic: commandFilter(b.cfg.TopicPrefix), QoS: 1, RetainHandling: 2},
-	}}
-	// A broker that mixes up our packet identifier with one of its own answers 0x91; the
-	// next attempt takes another identifier.
-	for attempt := 0; ; attempt++ {
-		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		suback, err := cm.Subscribe(sctx, sub)
-		cancel()
-		if err == nil {
-			break
-		}
-		if suback != nil && len(suback.Reasons) > 0 && suback.Reasons[0] == 0x91 && attempt < 10 {
-			continue
-		}
-		if suback != nil && len(suback.Reasons) > 0 {
-			b.log.Error("the broker refused the subscription to the commands", "filter", commandFilter(b.cfg.TopicPrefix), "reason", suback.Reasons[0])
-		} else {
-			b.log.Warn("subscribing to the commands failed", "err", err)
-		}
-		break
+	if !b.subscribe(ctx, cm) {
+		return
 	}
-	b.log.Debug("subscribed", "filter", commandFilter(b.cfg.TopicPrefix))
 	b.pub.push(&message{topic: onlineTopic(b.cfg.TopicPrefix), payload: []byte("online"), retain: true})
 	for _, ctl := range b.ctls {
 		for _, p := range ctl.printers {
