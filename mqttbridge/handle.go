@@ -3,6 +3,7 @@ package mqttbridge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
@@ -116,27 +117,26 @@ func closed() chan struct{} {
 	return c
 }
 
-// enqueue commits a printJob or trigger to the outbox and waits until its queued result is
-// with the broker. A known id adds nothing and is answered duplicate.
-func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
+// enqueueOnce commits a printJob or trigger to the outbox and waits until its queued result
+// is with the broker. A known id adds nothing and is answered duplicate. An outbox that cannot
+// be read or written returns that error (enqueue tries again).
+func (b *Bridge) enqueueOnce(ctx context.Context, p *printer, cmd command, rep reply) (chan struct{}, error) {
 	ctl := p.ctl
 	resultTopic := p.topic(topicResult)
 	if err := checkKey(p, cmd.id); err != nil {
-		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateInvalid, Error: err.Error()})
+		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateInvalid, Error: err.Error()}), nil
 	}
 	e, err := lookupCommand(p, cmd.id)
 	switch {
 	case errors.Is(err, outbox.ErrPruned):
 		// Settled and pruned long ago: the id is still held, so nothing is sent again.
 		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateDuplicate,
-			Current: StatePruned, Time: time.Now()})
+			Current: StatePruned, Time: time.Now()}), nil
 	case err == nil:
 		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateDuplicate,
-			Current: resultState(e.State), Time: time.Now()})
+			Current: resultState(e.State), Time: time.Now()}), nil
 	case !errors.Is(err, outbox.ErrNotFound):
-		// The file cannot be read: leave the command with the broker and try again later.
-		b.log.Error("reading the outbox failed", "err", err)
-		return nil
+		return nil, fmt.Errorf("reading the outbox: %w", err)
 	}
 	in := outbox.Intent{ID: outboxKey(p, cmd.id), Printer: p.remote, ExpireAfter: cmd.expireAfter}
 	switch {
@@ -161,14 +161,13 @@ func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply
 		delete(b.replies, key)
 		b.mu.Unlock()
 		if errors.Is(err, labelprinter.ErrInvalidArgument) {
-			return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateInvalid, Error: err.Error()})
+			return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateInvalid, Error: err.Error()}), nil
 		}
-		b.log.Error("enqueue failed; the command stays with the broker", "id", cmd.id, "err", err)
-		return nil
+		return nil, err
 	}
 	// The outbox reports the new Pending entry to entryChanged, which publishes queued and
 	// closes w.done once the broker has it.
-	return w.done
+	return w.done, nil
 }
 
 // change runs cancel or resend on the entry cmd.id of p.
