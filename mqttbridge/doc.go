@@ -15,15 +15,17 @@
 // manual acknowledgements in arrival order) only after the outbox committed it under its id
 // and its "queued" result was taken by the broker. A crash before that leaves the command
 // with the broker, which delivers it again; a command whose id the outbox already holds adds
-// nothing and is answered "duplicate". Invalid commands are answered "invalid", acknowledged
-// and never executed.
+// nothing and is answered "duplicate". Ids belong to a printer: the same id on two printers is
+// two commands. Invalid commands are answered "invalid", acknowledged and never executed.
 //
 // # Topics
 //
 // Under <topic_prefix>/<printer name>: status and counters (retained), result (QoS 1), and
 // cmd/printJob, cmd/trigger, cmd/abortPrint, cmd/cancel, cmd/resend; <topic_prefix>/bridge/online
 // says "online" or "offline" (also the connection's Will, with a Will Delay Interval of 0).
-// Every result of a command also goes to its MQTT 5 Response Topic with its Correlation Data.
+// Every result of a command also goes to its MQTT 5 Response Topic with its Correlation Data;
+// a command whose Response Topic is not a valid topic name, starts with "$" or lies under
+// <topic_prefix> is answered "invalid" on its result topic alone, and not executed.
 // The README of cmd/labelprinter-mqtt has the payloads.
 //
 // [StartBroker] runs an MQTT broker in the process, for trying the bridge out and for tests.
