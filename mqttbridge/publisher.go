@@ -126,6 +126,10 @@ func (p *publisher) send(ctx context.Context, cm *autopaho.ConnectionManager, m 
 		if err == nil {
 			return true
 		}
+		if resp != nil {
+			// The broker answered (0x91, say): a try that the connection outlived.
+			p.store.answered(m)
+		}
 		if p.gaveUp(m) {
 			return true
 		}

@@ -10,10 +10,11 @@ import (
 	"github.com/eclipse/paho.golang/paho/store/memory"
 )
 
-// maxPublishTries bounds how often one message goes to the broker: a message the broker
-// answers by disconnecting (mosquitto does so for a topic name it finds invalid) would
-// otherwise be sent first on every reconnect, by paho's session and by the publisher, and
-// take the bridge off the air. After that many tries it is dropped, with an error logged.
+// maxPublishTries bounds how often one message goes to the broker without an answer before
+// the connection ends: a message the broker answers by disconnecting (mosquitto does so for a
+// topic name it finds invalid) would otherwise be sent first on every reconnect, by paho's
+// session and by the publisher, and take the bridge off the air. After that many tries it is
+// dropped, with an error logged.
 const maxPublishTries = 3
 
 // errDropped is what the client store answers paho for a message dropped after
@@ -52,6 +53,16 @@ func (s *pubStore) tries(m *message) (int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return m.tries, m.dropped
+}
+
+// answered takes back the try of m the broker answered with a PUBACK (0x91, identifier in
+// use, is tried again): only tries that end with the connection count.
+func (s *pubStore) answered(m *message) {
+	s.mu.Lock()
+	if !m.dropped && m.tries > 0 {
+		m.tries--
+	}
+	s.mu.Unlock()
 }
 
 // Put is paho storing a PUBLISH before it first goes out: one try of the current message.
