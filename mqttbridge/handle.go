@@ -188,7 +188,7 @@ func (b *Bridge) change(p *printer, cmd command) Result {
 	case errors.Is(err, outbox.ErrNotFound):
 		res.State, res.Error = StateFailed, "no command with this id for this printer"
 	case err != nil:
-		res.State, res.Error = StateFailed, err.Error()
+		res.State, res.Error = StateFailed, callerError(err, e.ID, cmd.id)
 	}
 	res.Time = time.Now()
 	return res

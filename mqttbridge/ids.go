@@ -2,6 +2,7 @@ package mqttbridge
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/labelprinter/go-labelprinter/outbox"
@@ -54,4 +55,13 @@ func lookupCommand(p *printer, id string) (outbox.Entry, error) {
 		return outbox.Entry{}, oerr
 	}
 	return e, err
+}
+
+// callerError is err's text with the outbox ID key, as the outbox quotes it, spelt as the
+// caller's id.
+func callerError(err error, key, id string) string {
+	if key == "" || key == id {
+		return err.Error()
+	}
+	return strings.ReplaceAll(err.Error(), strconv.Quote(key), strconv.Quote(id))
 }

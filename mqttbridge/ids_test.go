@@ -48,6 +48,12 @@ func TestIDsBelongToAPrinter(t *testing.T) {
 	if n := pl.printed("o-1"); n != 2 {
 		t.Errorf("o-1 reached the printers %d times, want 2 (once each)", n)
 	}
+	// A cancel of a sent one fails, naming the caller's id.
+	s.send(cmdTopic("line2", "cancel"), map[string]any{"id": "o-1"})
+	w.waitStates(resultTopic("line2"), "o-1", StateQueued, StateSent, StateDuplicate, StateFailed)
+	if rs := w.results(resultTopic("line2")); !strings.Contains(rs[len(rs)-1].Error, `"o-1" is sent; only pending and unknown entries can be cancelled`) {
+		t.Errorf("cancel of a sent command: %q", rs[len(rs)-1].Error)
+	}
 	// The outbox holds one entry per printer.
 	for _, p := range []string{"line1", "line2"} {
 		if e, err := b.ctls[0].ob.Get(p + "/o-1"); err != nil || e.Printer != p || e.State != outbox.Sent {
