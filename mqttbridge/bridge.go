@@ -348,7 +348,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	var workers sync.WaitGroup
 	for _, ctl := range b.ctls {
 		workers.Add(2)
-		go func() { defer workers.Done(); _ = ctl.ob.Run(runCtx) }()
+		go func() { defer workers.Done(); b.runOutbox(runCtx, ctl) }()
 		go func() { defer workers.Done(); b.watchStatus(runCtx, ctl) }()
 		for _, p := range ctl.printers {
 			workers.Add(1)

@@ -39,3 +39,26 @@ func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply
 		wait = min(2*wait, maxOutboxRetryBackoff)
 	}
 }
+
+// runOutbox delivers ctl's outbox until ctx ends. The outbox's Run stops at a failure of its
+// file (recording a job as being sent, or its outcome); the entries it had not sent are still
+// pending in it, so Run is started again, with back-off, each failure logged at error level,
+// and once the disk has room the queue goes on.
+func (b *Bridge) runOutbox(ctx context.Context, ctl *controller) {
+	wait := outboxRetryBackoff
+	for {
+		err := ctl.ob.Run(ctx)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		b.log.Error("the outbox cannot be written; delivery to its printers starts again", "url", ctl.url, "retry_in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, maxOutboxRetryBackoff)
+	}
+}

@@ -33,26 +33,7 @@ func TestOutboxWriteFailureRetried(t *testing.T) {
 	s.send(cmdTopic("line1", "printJob"), printJobCmd("before"))
 	w.waitStates(resultTopic("line1"), "before", StateQueued, StateSent)
 
-	var old syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		t.Fatal(err)
-	}
-	signal.Ignore(syscall.SIGXFSZ)
-	defer signal.Reset(syscall.SIGXFSZ)
-	lifted := false
-	lift := func() {
-		if !lifted {
-			lifted = true
-			if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-				t.Fatalf("lifting the file-size limit: %v", err)
-			}
-		}
-	}
-	defer lift()
-	// bbolt writes its data pages from the third 4 KiB page of the file on: every commit fails.
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 8192, Max: old.Max}); err != nil {
-		t.Skipf("cannot set a file-size limit: %v", err)
-	}
+	lift := limitFileSize(t)
 	s.send(cmdTopic("line1", "printJob"), printJobCmd("during"))
 	s.send(cmdTopic("line1", "trigger"), map[string]any{"id": "behind"})
 	failure := `level=ERROR msg="the outbox cannot be written; the command waits and is tried again" id=during printer=line1`
@@ -79,5 +60,69 @@ func TestOutboxWriteFailureRetried(t *testing.T) {
 	}
 	if c, _ := pl.Sim.Counters("line1"); c.Triggers != 1 {
 		t.Errorf("%d triggers reached the printer, want 1", c.Triggers)
+	}
+}
+
+// limitFileSize sets the process's file-size limit (RLIMIT_FSIZE) to 8 KiB, with SIGXFSZ
+// ignored, and returns the function that lifts it (also called at cleanup). bbolt writes its
+// data pages from the third 4 KiB page of the file on, so every commit fails with EFBIG.
+func limitFileSize(t *testing.T) func() {
+	t.Helper()
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+		t.Fatal(err)
+	}
+	signal.Ignore(syscall.SIGXFSZ)
+	lifted := false
+	lift := func() {
+		if !lifted {
+			lifted = true
+			if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
+				t.Fatalf("lifting the file-size limit: %v", err)
+			}
+			signal.Reset(syscall.SIGXFSZ)
+		}
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: 8192, Max: old.Max}); err != nil {
+		signal.Reset(syscall.SIGXFSZ)
+		t.Skipf("cannot set a file-size limit: %v", err)
+	}
+	t.Cleanup(lift)
+	return lift
+}
+
+// TestOutboxDeliveryRestartsAfterWriteFailure: a queued job whose printer was offline is due
+// again while the outbox cannot be written: recording it as being sent fails, which stops the
+// outbox's delivery; the bridge starts it again with back-off, logging each failure at error
+// level, and once the limit is lifted the job is sent, once.
+func TestOutboxDeliveryRestartsAfterWriteFailure(t *testing.T) {
+	pl := startPlant(t, "line1")
+	bk := newEmbedded(t)
+	w := watch(t, bk.URL(), prefix+"/#")
+	var logs lockedBuffer
+	b, err := New(testConfig(t, bk.URL(), pl, "line1"), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runBridge(t, b)
+	w.waitOnline(1)
+	pl.setDown(true)
+	newSender(t, bk.URL()).send(cmdTopic("line1", "printJob"), printJobCmd("x"))
+	w.waitStates(resultTopic("line1"), "x", StateQueued)
+	eventually(t, "a failed attempt recorded", func() bool {
+		e, err := b.ctls[0].ob.Get("line1/x")
+		return err == nil && e.Attempts >= 1 && e.State == "pending"
+	})
+	lift := limitFileSize(t)
+	pl.setDown(false)
+	failure := `level=ERROR msg="the outbox cannot be written; delivery to its printers starts again"`
+	eventually(t, "two restarts logged", func() bool { return strings.Count(logs.String(), failure) >= 2 })
+	if n := pl.printed("x"); n != 0 {
+		t.Fatalf("x reached the printer %d times while its sending could not be recorded", n)
+	}
+	lift()
+	w.waitStates(resultTopic("line1"), "x", StateQueued, StateSent)
+	if n := pl.printed("x"); n != 1 {
+		t.Errorf("x reached the printer %d times, want 1", n)
 	}
 }
