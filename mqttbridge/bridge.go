@@ -337,8 +337,10 @@ func (b *Bridge) Run(ctx context.Context) error {
 			ClientID: b.cfg.Broker.ClientID,
 			// Both say the connection is gone, before paho has shut it down (which waits for
 			// the command being handled).
-			OnClientError:              func(error) { b.connectionLost() },
-			OnServerDisconnect:         func(*paho.Disconnect) { b.connectionLost() },
+			OnClientError:      func(error) { b.connectionLost() },
+			OnServerDisconnect: func(*paho.Disconnect) { b.connectionLost() },
+			// Counts each message's tries, so one the broker disconnects over is dropped.
+			Session:                    b.pub.store.sess,
 			EnableManualAcknowledgment: true,
 			SendAcksInterval:           ackInterval,
 			OnPublishReceived: []func(paho.PublishReceived) (bool, error){
@@ -368,7 +370,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	var workers sync.WaitGroup
 	for _, ctl := range b.ctls {
 		workers.Add(2)
-		go func() { defer workers.Done(); _ = ctl.ob.Run(runCtx) }()
+		go func() { defer workers.Done(); b.runOutbox(runCtx, ctl) }()
 		go func() { defer workers.Done(); b.watchStatus(runCtx, ctl) }()
 		for _, p := range ctl.printers {
 			workers.Add(1)
@@ -421,6 +423,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
 	defer cancel()
 	_ = cm.Disconnect(dctx)
+	_ = b.pub.store.sess.Close()
 	return nil
 }
 
@@ -447,33 +450,12 @@ func (b *Bridge) currentLost() chan struct{} {
 	return b.lost
 }
 
-// connected runs after every (re)connect: subscribe again, publish online and every printer's
-// state, changed or not.
+// connected runs after every (re)connect: subscribe again and, once the broker granted it,
+// publish online and every printer's state, changed or not.
 func (b *Bridge) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
-	sub := &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
-		// Retain Handling 2: a retained command is not replayed at each subscribe.
-		{Topic: commandFilter(b.cfg.TopicPrefix), QoS: 1, RetainHandling: 2},
-	}}
-	// A broker that mixes up our packet identifier with one of its own answers 0x91; the
-	// next attempt takes another identifier.
-	for attempt := 0; ; attempt++ {
-		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		suback, err := cm.Subscribe(sctx, sub)
-		cancel()
-		if err == nil {
-			break
-		}
-		if suback != nil && len(suback.Reasons) > 0 && suback.Reasons[0] == 0x91 && attempt < 10 {
-			continue
-		}
-		if suback != nil && len(suback.Reasons) > 0 {
-			b.log.Error("the broker refused the subscription to the commands", "filter", commandFilter(b.cfg.TopicPrefix), "reason", suback.Reasons[0])
-		} else {
-			b.log.Warn("subscribing to the commands failed", "err", err)
-		}
-		break
+	if !b.subscribe(ctx, cm) {
+		return
 	}
-	b.log.Debug("subscribed", "filter", commandFilter(b.cfg.TopicPrefix))
 	b.pub.push(&message{topic: onlineTopic(b.cfg.TopicPrefix), payload: []byte("online"), retain: true})
 	for _, ctl := range b.ctls {
 		for _, p := range ctl.printers {

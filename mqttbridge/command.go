@@ -52,6 +52,11 @@ func parseCommand(name string, payload []byte) (cmd command, err error) {
 	if err := json.Unmarshal(payload, &members); err != nil || members == nil {
 		return cmd, invalidf("payload is not a JSON object")
 	}
+	// Lone surrogates and repeated members would be changed or dropped by the decoder.
+	strict := checkStrictJSON(payload)
+	if strict != nil && strict.topID {
+		return cmd, invalidf("%s", strict.msg)
+	}
 	rawID, ok := members["id"]
 	if !ok {
 		return cmd, invalidf(`no "id"`)
@@ -63,6 +68,9 @@ func parseCommand(name string, payload []byte) (cmd command, err error) {
 	if err := checkID(cmd.id); err != nil {
 		cmd.id = ""
 		return cmd, err
+	}
+	if strict != nil {
+		return cmd, invalidf("%s", strict.msg)
 	}
 	switch name {
 	case cmdPrintJob, cmdTrigger, cmdAbortPrint, cmdCancel, cmdResend:

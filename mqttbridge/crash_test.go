@@ -196,7 +196,7 @@ func testCrashRecovery(t *testing.T, bk testBroker) {
 	unknown := 0
 	for i := range commands {
 		id := fmt.Sprintf("c%03d", i)
-		e, err := ob.Get(id)
+		e, err := ob.Get(printers[i%len(printers)] + "/" + id) // outboxKey
 		if err != nil {
 			t.Errorf("%s: %v (the command was lost)", id, err)
 			continue

@@ -15,7 +15,8 @@
 // manual acknowledgements in arrival order) only after the outbox committed it under its id
 // and its "queued" result was taken by the broker. A crash before that leaves the command
 // with the broker, which delivers it again; a command whose id the outbox already holds adds
-// nothing and is answered "duplicate". An abortPrint is recorded under its id before it is
+// nothing and is answered "duplicate". Ids belong to a printer: the same id on two printers is
+// two commands. An abortPrint is recorded under its id before it is
 // sent, and a cancel or resend under the packet identifier of the MQTT message that carried
 // it, in a ledger file beside the outbox, so a redelivery of any command answers its record
 // and does nothing. Invalid commands are answered "invalid", acknowledged and never executed;
@@ -29,7 +30,9 @@
 // result (QoS 1), and cmd/printJob, cmd/trigger, cmd/abortPrint, cmd/cancel, cmd/resend;
 // <topic_prefix>/bridge/online
 // says "online" or "offline" (also the connection's Will, with a Will Delay Interval of 0).
-// Every result of a command also goes to its MQTT 5 Response Topic with its Correlation Data.
+// Every result of a command also goes to its MQTT 5 Response Topic with its Correlation Data;
+// a command whose Response Topic is not a valid topic name, starts with "$" or lies under
+// <topic_prefix> is answered "invalid" on its result topic alone, and not executed.
 // The README of cmd/labelprinter-mqtt has the payloads.
 //
 // [StartBroker] runs an MQTT broker in the process, for trying the bridge out and for tests.

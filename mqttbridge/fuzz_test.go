@@ -1,7 +1,11 @@
 package mqttbridge
 
 import (
+	"bytes"
+	"encoding/json"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -12,6 +16,7 @@ func FuzzParseCommand(f *testing.F) {
 	for _, s := range []string{
 		`{"id":"a","job":{"labelName":"x","copies":2}}`, `{"id":"a"}`, `{"id":"a","job":null,"expireAfter":"5m"}`,
 		`{"id":"a","job":{"labelData":{"t":1},"extra":[1]}}`, `{"id":"a","job":{"labelName":"x","repeatPrint":1}}`, `{"id":7}`, `[]`, `null`, "{\"id\":\"\xff\"}", `{"id":"a\u0000"}`,
+		`{"id":"a","id":"b"}`, `{"id":"\ud800"}`, `{"id":"a","job":{"labelData":{"x":[{"k":1,"\u006b":2}]}}}`,
 	} {
 		f.Add("printJob", []byte(s))
 		f.Add("trigger", []byte(s))
@@ -31,6 +36,9 @@ func FuzzParseCommand(f *testing.F) {
 		if checkID(cmd.id) != nil || !utf8.ValidString(cmd.id) {
 			t.Fatalf("accepted id %q", cmd.id)
 		}
+		if dup, ok := duplicateMember(payload); ok {
+			t.Fatalf("accepted a payload with member %q twice in one object", dup)
+		}
 		if cmd.job != nil {
 			if err := cmd.job.Validate(); err != nil {
 				t.Fatalf("accepted a job the SDK refuses: %v", err)
@@ -49,6 +57,105 @@ func FuzzParseCommand(f *testing.F) {
 		}
 		if cmd.attempts != nil && (*cmd.attempts < 0 || cmd.name != cmdCancel && cmd.name != cmdResend) {
 			t.Fatalf("%s took attempts %d", cmd.name, *cmd.attempts)
+		}
+	})
+}
+
+// duplicateMember returns a member name that one object of payload holds twice, as
+// encoding/json's tokens decode it, and true; false when there is none.
+func duplicateMember(payload []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	type frame struct {
+		obj  bool
+		key  bool
+		keys map[string]bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			if v == '{' || v == '[' {
+				if top != nil && top.obj {
+					top.key = true
+				}
+				stack = append(stack, &frame{obj: v == '{', key: true, keys: map[string]bool{}})
+			} else {
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		case string:
+			if top != nil && top.obj && top.key {
+				if top.keys[v] {
+					return v, true
+				}
+				top.keys[v] = true
+				top.key = false
+				continue
+			}
+		}
+		if top != nil && top.obj {
+			top.key = true
+		}
+	}
+}
+
+var (
+	escapedBackslash = regexp.MustCompile(`\\\\`)
+	surrogatePair    = regexp.MustCompile(`(?i)\\ud[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}`)
+	surrogateEscape  = regexp.MustCompile(`(?i)\\ud[89a-f][0-9a-f]{2}`)
+)
+
+// FuzzStrictJSON holds checkStrictJSON to references built another way: encoding/json's
+// tokens for the structure and the member names (a name twice in one object), and, for each
+// string's literal as written (cut out at the decoder's offsets), regular expressions that
+// take out escaped backslashes and whole surrogate pairs and look for any surrogate escape
+// left.
+func FuzzStrictJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"a"}`, `{"id":"a","id":"b"}`, `{"id":"\ud800"}`, `{"id":"\ud83d\ude00"}`, `{"id":"\\ud800"}`,
+		`{"a":{"b":[{"c":1,"\u0063":2}]}}`, `[{"a":1},{"a":1}]`, `{"\udfff":1}`, `{"a":"\"\\\ud800"}`, `"\ud800"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		if !utf8.Valid(payload) || !json.Valid(payload) {
+			return
+		}
+		got := checkStrictJSON(payload)
+		lone := false
+		dec := json.NewDecoder(bytes.NewReader(payload))
+		prev := int64(0)
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				break
+			}
+			end := dec.InputOffset()
+			if _, ok := tok.(string); ok {
+				lit := strings.TrimLeft(string(payload[prev:end]), " \t\r\n,:")
+				lit = escapedBackslash.ReplaceAllString(lit, "BB")
+				lit = surrogatePair.ReplaceAllString(lit, "PP")
+				lone = lone || surrogateEscape.MatchString(lit)
+			}
+			prev = end
+		}
+		_, dup := duplicateMember(payload)
+		dup = dup && !lone
+		switch {
+		case got == nil && (lone || dup):
+			t.Fatalf("accepted %q: lone surrogate %v, a member twice %v", payload, lone, dup)
+		case got != nil && !lone && !dup:
+			t.Fatalf("refused %q: %v", payload, got.msg)
+		case got != nil && lone && !strings.Contains(got.msg, "surrogate"):
+			t.Fatalf("%q: %v, want the lone surrogate named", payload, got.msg)
 		}
 	})
 }

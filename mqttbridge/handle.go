@@ -3,6 +3,7 @@ package mqttbridge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
@@ -61,11 +62,17 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 		return closed() // not a command topic: nothing to do
 	}
 	var rep reply
-	if pb.Properties != nil && pb.Properties.ResponseTopic != "" {
-		rep = reply{topic: pb.Properties.ResponseTopic, corr: pb.Properties.CorrelationData}
-	}
 	resultTopic := printerTopic(b.cfg.TopicPrefix, segment, topicResult)
 	b.newDelivery(pb)
+	if pb.Properties != nil && pb.Properties.ResponseTopic != "" {
+		rep = reply{topic: pb.Properties.ResponseTopic, corr: pb.Properties.CorrelationData}
+		// A caller cannot steer the bridge's output: such a command is refused on P/result.
+		if err := checkResponseTopic(b.cfg.TopicPrefix, rep.topic); err != nil {
+			cmd, _ := parseCommand(name, pb.Payload)
+			b.log.Info("command refused", "topic", pb.Topic, "err", err)
+			return b.result(resultTopic, reply{}, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: invalidf("%v; nothing was done", err).Error()})
+		}
+	}
 	cmd, err := parseCommand(name, pb.Payload)
 	b.log.Debug("command", "topic", pb.Topic, "id", cmd.id, "dup", pb.Duplicate())
 	p := b.printers[segment]
@@ -96,26 +103,28 @@ func closed() chan struct{} {
 	return c
 }
 
-// enqueue commits a printJob or trigger to the outbox and waits until its queued result is
-// with the broker. A known id adds nothing and is answered duplicate.
-func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
+// enqueueOnce commits a printJob or trigger to the outbox and waits until its queued result
+// is with the broker. A known id adds nothing and is answered duplicate. An outbox that cannot
+// be read or written returns that error (enqueue tries again).
+func (b *Bridge) enqueueOnce(ctx context.Context, p *printer, cmd command, rep reply) (chan struct{}, error) {
 	ctl := p.ctl
 	resultTopic := p.topic(topicResult)
-	e, err := ctl.ob.Get(cmd.id)
+	if err := checkKey(p, cmd.id); err != nil {
+		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateInvalid, Error: err.Error()}), nil
+	}
+	e, err := lookupCommand(p, cmd.id)
 	switch {
 	case errors.Is(err, outbox.ErrPruned):
 		// Settled and pruned long ago: the id is still held, so nothing is sent again.
 		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateDuplicate,
-			Current: StatePruned, Time: time.Now()})
+			Current: StatePruned, Time: time.Now()}), nil
 	case err == nil:
 		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateDuplicate,
-			Current: resultState(e.State), Time: time.Now()})
+			Current: resultState(e.State), Time: time.Now()}), nil
 	case !errors.Is(err, outbox.ErrNotFound):
-		// The file cannot be read: leave the command with the broker and try again later.
-		b.log.Error("reading the outbox failed", "err", err)
-		return nil
+		return nil, fmt.Errorf("reading the outbox: %w", err)
 	}
-	in := outbox.Intent{ID: cmd.id, Printer: p.remote, ExpireAfter: cmd.expireAfter}
+	in := outbox.Intent{ID: outboxKey(p, cmd.id), Printer: p.remote, ExpireAfter: cmd.expireAfter}
 	switch {
 	case cmd.name == cmdTrigger:
 		in.Kind = outbox.KindTrigger
@@ -124,7 +133,7 @@ func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply
 	default:
 		in.Job = *cmd.job
 	}
-	key := entryKey{ctl, cmd.id}
+	key := entryKey{ctl, in.ID}
 	w := &waiter{done: make(chan struct{})}
 	b.mu.Lock()
 	b.waiting[key] = w
@@ -139,14 +148,13 @@ func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply
 		delete(b.replies, key)
 		b.mu.Unlock()
 		if errors.Is(err, labelprinter.ErrInvalidArgument) {
-			return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateInvalid, Error: err.Error()})
+			return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateInvalid, Error: err.Error()}), nil
 		}
-		b.log.Error("enqueue failed; the command stays with the broker", "id", cmd.id, "err", err)
-		return nil
+		return nil, err
 	}
 	// The outbox reports the new Pending entry to entryChanged, which publishes queued and
 	// closes w.done once the broker has it.
-	return w.done
+	return w.done, nil
 }
 
 // result publishes r on topic and, when the command has one, on its Response Topic; the
@@ -205,7 +213,7 @@ func (b *Bridge) entryChanged(ctl *controller, e outbox.Entry) {
 	}
 	b.mu.Unlock()
 	if p == nil {
-		b.log.Warn("an outbox entry for a printer no longer configured changed state", "id", e.ID, "state", e.State)
+		b.log.Warn("an outbox entry for a printer no longer configured changed state", "id", callerID(e), "printer", e.Printer, "state", e.State)
 		return
 	}
 	if !hasRep {

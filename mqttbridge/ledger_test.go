@@ -85,7 +85,7 @@ func TestRedeliveryOfAnUnfinishedRecord(t *testing.T) {
 	// The cancel had acted: the entry is cancelled.
 	unknown("Y")
 	pb := unfinished(8, cmdCancel, `{"id":"Y"}`)
-	if err := b.ctls[0].ob.Cancel("Y"); err != nil {
+	if err := b.ctls[0].ob.Cancel(outboxKey(b.printers["line1"], "Y")); err != nil {
 		t.Fatal(err)
 	}
 	deliver(pb)

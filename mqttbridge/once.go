@@ -236,9 +236,10 @@ func tookEffect(name string, d *deliveryRecord, e outbox.Entry) bool {
 	return string(e.State) != d.SeenState || e.Attempts != d.SeenAttempts
 }
 
-// entryOf returns the outbox entry id of printer p; another printer's entry is not found.
+// entryOf returns the outbox entry of the command id of printer p (ids.go); another
+// printer's entry is not found.
 func (b *Bridge) entryOf(p *printer, id string) (outbox.Entry, error) {
-	e, err := p.ctl.ob.Get(id)
+	e, err := lookupCommand(p, id)
 	if err == nil && e.Printer != p.remote {
 		return outbox.Entry{}, outbox.ErrNotFound
 	}
@@ -258,15 +259,15 @@ func (b *Bridge) changeEntry(p *printer, cmd command) Result {
 		res.Time = time.Now()
 		return res
 	case cmd.name == cmdCancel:
-		err = p.ctl.ob.Cancel(cmd.id)
+		err = p.ctl.ob.Cancel(e.ID)
 	default:
-		err = p.ctl.ob.Resend(cmd.id)
+		err = p.ctl.ob.Resend(e.ID)
 	}
 	switch {
 	case errors.Is(err, outbox.ErrNotFound):
 		res.State, res.Error = StateFailed, "no command with this id for this printer"
 	case err != nil:
-		res.State, res.Error = StateFailed, err.Error()
+		res.State, res.Error = StateFailed, callerError(err, e.ID, cmd.id)
 	}
 	if now, gerr := b.entryOf(p, cmd.id); gerr == nil {
 		res.Attempts = now.Attempts

@@ -54,6 +54,7 @@ type OutboxEntry struct {
 
 // openEntry is an entry that is not final, as the view keeps it.
 type openEntry struct {
+	id    string // the caller's id (ids.go), which P/outbox shows
 	state outbox.State
 	since time.Time
 }
@@ -108,7 +109,7 @@ func (v *outboxView) apply(e outbox.Entry) {
 		if e.State == outbox.Unknown {
 			since = e.Updated
 		}
-		open[e.ID] = openEntry{state: e.State, since: since}
+		open[e.ID] = openEntry{id: callerID(e), state: e.State, since: since}
 		return
 	}
 	delete(open, e.ID)
@@ -124,9 +125,9 @@ func (v *outboxView) snapshot(remote string, now time.Time) []byte {
 	for _, st := range []outbox.State{outbox.Pending, outbox.Sending, outbox.Sent, outbox.Rejected, outbox.Unknown, outbox.Expired, outbox.Cancelled} {
 		s.Counts[string(st)] = v.settled[remote][st]
 	}
-	for id, e := range v.open[remote] {
+	for _, e := range v.open[remote] {
 		s.Counts[string(e.state)]++
-		oe := OutboxEntry{ID: id, Since: e.since, AgeSeconds: int64(now.Sub(e.since) / time.Second)}
+		oe := OutboxEntry{ID: e.id, Since: e.since, AgeSeconds: int64(now.Sub(e.since) / time.Second)}
 		switch e.state {
 		case outbox.Unknown:
 			s.Unknown = append(s.Unknown, oe)
@@ -159,7 +160,7 @@ func oldest(es []OutboxEntry) ([]OutboxEntry, int) {
 func (b *Bridge) outboxChanged(ctl *controller, e outbox.Entry) {
 	if e.State == outbox.Unknown {
 		b.log.Warn("a command's outcome is unknown: check the printer, then send resend or cancel",
-			"controller", ctl.url, "printer", e.Printer, "id", e.ID, "kind", e.Kind, "err", e.Error)
+			"controller", ctl.url, "printer", e.Printer, "id", callerID(e), "kind", e.Kind, "err", e.Error)
 	}
 	ctl.view.mu.Lock()
 	ctl.view.apply(e)

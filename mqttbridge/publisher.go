@@ -18,22 +18,27 @@ type message struct {
 	retain  bool
 	corr    []byte // MQTT 5 Correlation Data, for a Response Topic
 	done    chan struct{}
+	// tries counts the times it went to the broker, and dropped says it was given up after
+	// maxPublishTries; both under the pubStore's lock.
+	tries   int
+	dropped bool
 }
 
 // publisher sends messages at QoS 1, one at a time and in the order they were pushed, across
 // reconnects: a message whose acknowledgement was lost with the connection is sent again on
 // the next one. Results and retained state share it, so a command's results keep their order.
 type publisher struct {
-	log  *slog.Logger
-	mu   sync.Mutex
-	q    []*message
-	wake chan struct{}
+	log   *slog.Logger
+	store *pubStore // paho's session store, which counts each message's tries
+	mu    sync.Mutex
+	q     []*message
+	wake  chan struct{}
 	// stopped is closed when run returns; pushes after that close done at once.
 	stopped chan struct{}
 }
 
 func newPublisher(l *slog.Logger) *publisher {
-	return &publisher{log: l, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	return &publisher{log: l, store: newPubStore(), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
 }
 
 // push queues m; it never blocks.
@@ -111,10 +116,21 @@ func (p *publisher) send(ctx context.Context, cm *autopaho.ConnectionManager, m 
 		if err := cm.AwaitConnection(ctx); err != nil {
 			return false
 		}
+		if p.gaveUp(m) {
+			return true
+		}
+		p.store.publishing(m)
 		pctx, cancel := context.WithTimeout(ctx, publishTimeout)
 		resp, err := cm.Publish(pctx, pub)
 		cancel()
 		if err == nil {
+			return true
+		}
+		if resp != nil {
+			// The broker answered (0x91, say): a try that the connection outlived.
+			p.store.answered(m)
+		}
+		if p.gaveUp(m) {
 			return true
 		}
 		// 0x91 (identifier in use) is the broker confusing our identifier with one of its
@@ -134,4 +150,17 @@ func (p *publisher) send(ctx context.Context, cm *autopaho.ConnectionManager, m 
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// gaveUp reports whether m went to the broker maxPublishTries times without being taken (each
+// time the connection was lost before its acknowledgement, as when the broker disconnects
+// rather than take it), and then logs that it is dropped, so the queue goes on.
+func (p *publisher) gaveUp(m *message) bool {
+	n, dropped := p.store.tries(m)
+	if !dropped && n < maxPublishTries {
+		return false
+	}
+	p.log.Error("dropped a message: the connection was lost before the broker took it, each time it was sent (a broker disconnects rather than take a message it finds invalid)",
+		"topic", clip(m.topic), "tries", n)
+	return true
 }

@@ -72,7 +72,7 @@ func reported(s outbox.State) bool {
 
 // entryResult is the result of an outbox entry's new state.
 func entryResult(e outbox.Entry) Result {
-	r := Result{ID: e.ID, Command: commandOf(e), State: resultState(e.State), Error: e.Error, Time: e.Updated}
+	r := Result{ID: callerID(e), Command: commandOf(e), State: resultState(e.State), Error: e.Error, Time: e.Updated}
 	if e.State == outbox.Unknown {
 		r.Attempts = e.Attempts
 	}

@@ -47,6 +47,12 @@
 // go on; an Unknown entry holds back nothing. A Pending entry older than its ExpireAfter
 // (counted from Enqueue) becomes [Expired] and is never sent.
 //
+// # IDs
+//
+// An ID is the caller's key for one intent. Enqueue of an ID the outbox holds for the same
+// printer and kind returns the entry held and adds nothing; for another printer or kind it
+// adds nothing and returns [ErrIDConflict].
+//
 // # Audit
 //
 // Entries in final states (Sent, Rejected, Expired, Cancelled) stay in the file, with the

@@ -393,8 +393,9 @@ func (o *Outbox) write(fn func(*bolt.Tx) error) error {
 }
 
 // Enqueue stores in as a Pending entry and returns it once it is committed and fsynced. An
-// ID already in the outbox returns the existing entry, whatever its state, and adds nothing;
-// the ID of an entry Prune removed adds nothing either and returns an error matching
+// ID already in the outbox for the same printer and kind returns the existing entry, whatever
+// its state, and adds nothing; for another printer or kind it adds nothing and returns an
+// error matching ErrIDConflict; the ID of an entry Prune removed adds nothing either and returns an error matching
 // ErrPruned (until ForgetIDs lets go of it).
 // The intent is checked first and a bad one wraps labelprinter.ErrInvalidArgument: the job (a
 // KindPrintJob needs a job the SDK would send, the other kinds an empty one), the printer
@@ -435,6 +436,9 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 	}
 	// A repeated ID is answered from a read, which costs no commit.
 	if r, err := o.lookup(in.ID); err == nil {
+		if err := checkHeld(r, in); err != nil {
+			return Entry{}, err
+		}
 		return r.entry()
 	} else if errors.Is(err, ErrPruned) {
 		return Entry{}, prunedEnqueue(in.ID, err)
@@ -456,7 +460,7 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 				return err
 			}
 			stored = r
-			return nil
+			return checkHeld(r, in)
 		}
 		if err := pruned(tx, in.ID); err != nil {
 			return err
@@ -484,6 +488,9 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 	})
 	if errors.Is(err, ErrPruned) {
 		return Entry{}, prunedEnqueue(in.ID, err)
+	}
+	if errors.Is(err, ErrIDConflict) {
+		return Entry{}, err
 	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("outbox: enqueue %q: %w", in.ID, err)

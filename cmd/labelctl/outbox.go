@@ -81,6 +81,9 @@ func (a *app) outboxCommand() *cobra.Command {
 			return with(true, func(ob *outbox.Outbox) error {
 				_, known := ob.Get(id)
 				e, err := ob.Enqueue(cmd.Context(), outbox.Intent{ID: id, Printer: a.printer, Job: j, ExpireAfter: expireAfter})
+				if errors.Is(err, outbox.ErrIDConflict) {
+					return idConflict(ob, id, a.printer)
+				}
 				if err != nil {
 					return outboxError("enqueue", id, db, err)
 				}
@@ -433,4 +436,24 @@ func (h *changeHandler) Handle(_ context.Context, r slog.Record) error {
 	defer h.mu.Unlock()
 	_, err := fmt.Fprintln(h.w, line)
 	return err
+}
+
+// idConflict is enqueue's one line for an --id the outbox holds for another printer or kind.
+func idConflict(ob *outbox.Outbox, id, printer string) error {
+	held, err := ob.Get(id)
+	if err != nil {
+		return fmt.Errorf("--id %s is already in the outbox for another printer or kind; nothing added", id)
+	}
+	where := func(p string) string {
+		if p == "" {
+			return "the single-printer paths"
+		}
+		return "printer " + p
+	}
+	if held.Printer == printer {
+		return fmt.Errorf("--id %s is already in the outbox as a %s for %s (%s), not a printJob; nothing added: one id is one order",
+			id, held.Kind, where(held.Printer), held.State)
+	}
+	return fmt.Errorf("--id %s is already in the outbox for %s (%s %s), not for %s; nothing added: one id is one order",
+		id, where(held.Printer), held.Kind, held.State, where(printer))
 }

@@ -1,0 +1,64 @@
+package mqttbridge
+
+import (
+	"context"
+	"time"
+)
+
+// The back-off between attempts to commit a command to an outbox that cannot be written.
+const (
+	outboxRetryBackoff    = 250 * time.Millisecond
+	maxOutboxRetryBackoff = 30 * time.Second
+)
+
+// enqueue commits a printJob or trigger to the outbox (enqueueOnce). An outbox that cannot be
+// read or written (a full disk, an I/O error) is tried again in place, with back-off, each
+// failure logged at error level: the command keeps its place, and those behind it wait, as
+// their acknowledgements would anyway (they go in arrival order). Once the disk has room the
+// command goes through, once. When ctx ends first the command is left with the broker, which
+// delivers it again.
+func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
+	wait := outboxRetryBackoff
+	for attempt := 1; ; attempt++ {
+		done, err := b.enqueueOnce(ctx, p, cmd, rep)
+		if err == nil {
+			if attempt > 1 {
+				b.log.Info("the outbox took the command after failures", "id", cmd.id, "printer", p.name, "attempts", attempt)
+			}
+			return done
+		}
+		b.log.Error("the outbox cannot be written; the command waits and is tried again",
+			"id", cmd.id, "printer", p.name, "attempt", attempt, "retry_in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		wait = min(2*wait, maxOutboxRetryBackoff)
+	}
+}
+
+// runOutbox delivers ctl's outbox until ctx ends. The outbox's Run stops at a failure of its
+// file (recording a job as being sent, or its outcome); the entries it had not sent are still
+// pending in it, so Run is started again, with back-off, each failure logged at error level,
+// and once the disk has room the queue goes on.
+func (b *Bridge) runOutbox(ctx context.Context, ctl *controller) {
+	wait := outboxRetryBackoff
+	for {
+		err := ctl.ob.Run(ctx)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		b.log.Error("the outbox cannot be written; delivery to its printers starts again", "url", ctl.url, "retry_in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, maxOutboxRetryBackoff)
+	}
+}
