@@ -39,6 +39,12 @@ func StartBroker(addr string, l *slog.Logger) (*Broker, error) {
 	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
 		return nil, err
 	}
+	if err := srv.AddHook(newPacketIDHook(), nil); err != nil {
+		return nil, err
+	}
+	if err := srv.AddHook(newResumeHook(), nil); err != nil {
+		return nil, err
+	}
 	if err := srv.AddHook(new(sessionHook), nil); err != nil {
 		return nil, err
 	}
