@@ -3,6 +3,7 @@ package mqttbridge
 import (
 	"bufio"
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
+	mqtt "github.com/mochi-mqtt/server/v2"
+	mochipk "github.com/mochi-mqtt/server/v2/packets"
 )
 
 // What the embedded broker (mochi-mqtt v2.7.9) did to a persistent session, found with the
@@ -313,4 +316,56 @@ func (r *reconnecting) crash() {
 	r.cancel()
 	<-r.worker
 	<-r.cli.Done()
+}
+
+// TestResumeHookHoldsNewMessages drives resumeHook as mochi does while a session is taken
+// over: a new message for the connection taking it waits until the resend is done (or the
+// connection failed), and the live copy of a message the resend already wrote goes out
+// marked DUP.
+func TestResumeHookHoldsNewMessages(t *testing.T) {
+	srv := mqtt.New(&mqtt.Options{InlineClient: false})
+	newConn := func() *mqtt.Client {
+		a, b := net.Pipe()
+		t.Cleanup(func() { _ = a.Close(); _ = b.Close() })
+		return srv.NewClient(a, "tcp", "bridge", false)
+	}
+	msg := func(created int64, dup bool) mochipk.Packet {
+		return mochipk.Packet{FixedHeader: mochipk.FixedHeader{Type: mochipk.Publish, Qos: 1, Dup: dup},
+			TopicName: "cmd", Created: created, PacketID: uint16(created)}
+	}
+	for _, fails := range []bool{false, true} {
+		h := newResumeHook()
+		cl := newConn()
+		h.OnSessionEstablish(cl, mochipk.Packet{})
+		h.OnQosPublish(cl, msg(1, true), 0, 0) // mochi's resend of a copied message
+		passed := make(chan struct{})
+		go func() {
+			h.OnQosPublish(cl, msg(1, false), 0, 0) // its live copy, stored before the resend
+			h.OnQosPublish(cl, msg(2, false), 0, 0) // a new message
+			close(passed)
+		}()
+		select {
+		case <-passed:
+			t.Fatal("a new message went out before the session's resend was done")
+		case <-time.After(50 * time.Millisecond):
+		}
+		if fails {
+			cl.Stop(errors.New("connection failed")) // mochi calls no hook after that
+		} else {
+			h.OnSessionEstablished(cl, mochipk.Packet{})
+		}
+		select {
+		case <-passed:
+		case <-time.After(waitLimit):
+			t.Fatalf("messages still held after the resend (connection failed: %v)", fails)
+		}
+		if !h.OnPacketEncode(cl, msg(1, false)).FixedHeader.Dup {
+			t.Error("the live copy of a resent message is not marked DUP")
+		}
+		if h.OnPacketEncode(cl, msg(2, false)).FixedHeader.Dup {
+			t.Error("a new message is marked DUP")
+		}
+		// Once the gate is open, nothing waits.
+		h.OnQosPublish(cl, msg(3, false), 0, 0)
+	}
 }
