@@ -68,7 +68,21 @@ func (b *Broker) URL() string { return "mqtt://" + b.addr }
 // Close disconnects every client (their Wills are published first) and stops the broker.
 // Further calls do nothing.
 func (b *Broker) Close() error {
-	b.close.Do(func() { b.err = b.srv.Close() })
+	b.close.Do(func() {
+		// mochi's own Close lists each listener's clients under a read lock it takes twice
+		// (Clients.GetByListener calls Len): a client leaving at that moment, its Delete
+		// waiting for the write lock between the two, deadlocks it. So the clients are
+		// disconnected here first, listed under one read lock; mochi's Close then finds the
+		// listener closed and does not list them again.
+		b.srv.Listeners.CloseAll(func(listener string) {
+			for _, cl := range b.srv.Clients.GetAll() {
+				if cl.Net.Listener == listener && !cl.Closed() {
+					_ = b.srv.DisconnectClient(cl, packets.ErrServerShuttingDown)
+				}
+			}
+		})
+		b.err = b.srv.Close()
+	})
 	return b.err
 }
 
