@@ -35,7 +35,12 @@ func StartBroker(addr string, l *slog.Logger) (*Broker, error) {
 	if l == nil {
 		l = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	srv := mqtt.New(&mqtt.Options{Logger: l, InlineClient: false})
+	caps := mqtt.NewDefaultServerCapabilities()
+	// mochi caps every message's life at 24 hours by default, whatever its Message Expiry
+	// Interval and the session's expiry: a command queued for a bridge away longer would be
+	// dropped. Without the cap a message lives as long as its session, or its own expiry.
+	caps.MaximumMessageExpiryInterval = 0
+	srv := mqtt.New(&mqtt.Options{Logger: l, InlineClient: false, Capabilities: caps})
 	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
 		return nil, err
 	}
@@ -90,9 +95,9 @@ func (b *Broker) Close() error {
 // commands) in the order they arrived. The broker resends them sorted by their Created time,
 // which counts whole seconds, so messages of one second would come back in any order. Here
 // each message gets a Created later than the one before. Created then runs ahead of the clock
-// while more than one message a second arrives, which only delays the broker's own cap on how
-// long a queued message may wait (a message's Message Expiry Interval is counted separately
-// and still holds). The broker compares the low 16 bits only, so the order holds for 65,536
+// while more than one message a second arrives, which nothing reads once the cap on a
+// message's life is lifted (a message's Message Expiry Interval is counted separately and
+// still holds). The broker compares the low 16 bits only, so the order holds for 65,536
 // messages in a row.
 type sessionHook struct {
 	mqtt.HookBase

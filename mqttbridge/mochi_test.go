@@ -369,3 +369,33 @@ func TestResumeHookHoldsNewMessages(t *testing.T) {
 		h.OnQosPublish(cl, msg(3, false), 0, 0)
 	}
 }
+
+// TestBrokerKeepsMessagesAsLongAsTheirSession: mochi gives every message a life of at most 24
+// hours by default, and says so by stamping a Message Expiry Interval on each delivery; the
+// embedded broker lifts that cap, so a message without an expiry of its own is delivered
+// without one, and one with an expiry keeps it.
+func TestBrokerKeepsMessagesAsLongAsTheirSession(t *testing.T) {
+	bk := newEmbedded(t)
+	w := watch(t, bk.URL(), "cmd")
+	pub := newSender(t, bk.URL())
+	pub.send("cmd", "forever")
+	minute := uint32(60)
+	pub.send("cmd", "for a minute", func(p *paho.Publish) {
+		p.Properties = &paho.PublishProperties{MessageExpiry: &minute}
+	})
+	eventually(t, "both messages", func() bool { return liveCount(w) == 2 })
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if e := w.got[0].Properties.MessageExpiry; e != nil {
+		t.Errorf("a message published without an expiry was delivered with %d s left", *e)
+	}
+	if e := w.got[1].Properties.MessageExpiry; e == nil || *e > 60 || *e < 58 {
+		t.Errorf("a message published with 60 s to live was delivered with %v", e)
+	}
+}
+
+func liveCount(w *watcher) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.got)
+}
