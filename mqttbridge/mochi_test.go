@@ -19,26 +19,35 @@ import (
 )
 
 // What the embedded broker (mochi-mqtt v2.7.9) did to a persistent session, found with the
-// tests below:
+// tests below (the line numbers are v2.7.9's server.go):
 //
-// It keeps the packet identifiers of both directions of a connection in one map
+// 1. It keeps the packet identifiers of both directions of a connection in one map
 // (Client.State.Inflight): those it chose for the messages it sends to the client, which
 // stay there until the client's PUBACK, and those the client chose for the messages it
 // publishes. MQTT makes the two independent (MQTT 5 §2.2.1): a client may publish with an
 // identifier the broker is using at that moment for a message it sent to that client. Then
 // mochi's processPublish takes the client's PUBLISH for one it already knows: it deletes
-// the broker's own unacknowledged message from the session (server.go:894-901; and a
-// message the broker stores under that identifier while the PUBLISH is handled is
-// overwritten by its PUBACK and deleted with it, server.go:947-958). The message was sent
-// once; if the client then goes away before acknowledging it, as a bridge does when it is
-// killed before the command is committed, the broker never sends it again: it is lost.
-// paho numbers its packets 1, 2, 3, ... as mochi does, and the bridge publishes two or
-// three results per command, so its identifiers keep running through the range the broker
-// has outstanding. TestMochiPacketIDCollision shows it with one message.
+// the broker's own unacknowledged message from the session (894-901; and a message the
+// broker stores under that identifier while the PUBLISH is handled is overwritten by its
+// PUBACK and deleted with it, 947-958). The message was sent once; if the client then goes
+// away before acknowledging it, as a bridge does when it is killed before the command is
+// committed, the broker never sends it again: it is lost. paho numbers its packets 1, 2,
+// 3, ... as mochi does, and the bridge publishes two or three results per command, so its
+// identifiers keep running through the range the broker has outstanding.
+// TestMochiPacketIDCollision shows it with one message; packetIDHook (broker_packetids.go)
+// hands each QoS 1 PUBLISH to mochi under identifier 0, which mochi never gives a message of
+// its own, and writes the client's identifier back into the PUBACK.
 //
-// The broker's hook in broker.go (packetIDHook) keeps a client's QoS 1 PUBLISH out of that
-// map: it hands the PUBLISH to mochi under identifier 0, which mochi never gives a message
-// of its own, and writes the client's identifier back into the PUBACK.
+// 2. A connection resuming a session (attachClient, 455-474) has the old connection's
+// unacknowledged messages copied (inheritClientSession, 574), then is registered under the
+// client ID (458), sent its CONNACK (460) and the copies (468). Meanwhile other clients'
+// messages are routed by client ID (publishToSubscribers, 1015): until 458 to the old
+// connection, whose copy is taken and whose messages are cleared (592) or left behind, so a
+// message stored there after 574 is lost; from 458 on to the new connection, written at once
+// by its write loop, so ahead of the older messages resent at 468 (and even of the CONNACK),
+// and one stored before the resend listed the session goes out twice. resumeHook
+// (broker_resume.go) holds them from before 457 until the resend is done.
+// Without it TestSessionUnderReconnects failed 10 runs of 10 (messages lost or out of order).
 
 // rawClient speaks MQTT 5 packet by packet, so a test chooses each packet identifier.
 type rawClient struct {
