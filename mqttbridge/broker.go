@@ -35,8 +35,19 @@ func StartBroker(addr string, l *slog.Logger) (*Broker, error) {
 	if l == nil {
 		l = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	srv := mqtt.New(&mqtt.Options{Logger: l, InlineClient: false})
+	caps := mqtt.NewDefaultServerCapabilities()
+	// mochi caps every message's life at 24 hours by default, whatever its Message Expiry
+	// Interval and the session's expiry: a command queued for a bridge away longer would be
+	// dropped. Without the cap a message lives as long as its session, or its own expiry.
+	caps.MaximumMessageExpiryInterval = 0
+	srv := mqtt.New(&mqtt.Options{Logger: l, InlineClient: false, Capabilities: caps})
 	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
+		return nil, err
+	}
+	if err := srv.AddHook(newPacketIDHook(), nil); err != nil {
+		return nil, err
+	}
+	if err := srv.AddHook(newResumeHook(), nil); err != nil {
 		return nil, err
 	}
 	if err := srv.AddHook(new(sessionHook), nil); err != nil {
@@ -62,7 +73,21 @@ func (b *Broker) URL() string { return "mqtt://" + b.addr }
 // Close disconnects every client (their Wills are published first) and stops the broker.
 // Further calls do nothing.
 func (b *Broker) Close() error {
-	b.close.Do(func() { b.err = b.srv.Close() })
+	b.close.Do(func() {
+		// mochi's own Close lists each listener's clients under a read lock it takes twice
+		// (Clients.GetByListener calls Len): a client leaving at that moment, its Delete
+		// waiting for the write lock between the two, deadlocks it. So the clients are
+		// disconnected here first, listed under one read lock; mochi's Close then finds the
+		// listener closed and does not list them again.
+		b.srv.Listeners.CloseAll(func(listener string) {
+			for _, cl := range b.srv.Clients.GetAll() {
+				if cl.Net.Listener == listener && !cl.Closed() {
+					_ = b.srv.DisconnectClient(cl, packets.ErrServerShuttingDown)
+				}
+			}
+		})
+		b.err = b.srv.Close()
+	})
 	return b.err
 }
 
@@ -70,9 +95,9 @@ func (b *Broker) Close() error {
 // commands) in the order they arrived. The broker resends them sorted by their Created time,
 // which counts whole seconds, so messages of one second would come back in any order. Here
 // each message gets a Created later than the one before. Created then runs ahead of the clock
-// while more than one message a second arrives, which only delays the broker's own cap on how
-// long a queued message may wait (a message's Message Expiry Interval is counted separately
-// and still holds). The broker compares the low 16 bits only, so the order holds for 65,536
+// while more than one message a second arrives, which nothing reads once the cap on a
+// message's life is lifted (a message's Message Expiry Interval is counted separately and
+// still holds). The broker compares the low 16 bits only, so the order holds for 65,536
 // messages in a row.
 type sessionHook struct {
 	mqtt.HookBase

@@ -66,7 +66,6 @@ func TestBrokerKeepsQueuedMessages(t *testing.T) {
 	if _, err := sub.cli.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: "cmd", QoS: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	live := watch(t, bk.URL(), "cmd")
 	pub := newSender(t, bk.URL())
 	pub.send("cmd", "m000")
 	eventually(t, "m000 delivered", func() bool { return len(sub.received()) == 1 })
@@ -81,20 +80,13 @@ func TestBrokerKeepsQueuedMessages(t *testing.T) {
 		want = append(want, m)
 		pub.send("cmd", m)
 	}
-	// The broker hands a message to its subscribers after it acknowledged it to the
-	// publisher; a reconnect in the middle of that is a window in which it can lose or
-	// reorder (see the README). Wait until a live subscriber has them all.
-	eventually(t, "the live subscriber has every message", func() bool { return liveCount(live) >= len(want) })
+	// The broker hands a message to the session after it acknowledged it to the publisher:
+	// the last ones may still be on their way as the session is taken over (which
+	// resumeHook makes safe).
 	again := connectSession(t, bk.addr, "session")
 	defer again.crash()
 	eventually(t, "every queued message", func() bool { return len(again.received()) >= len(want) })
 	if got := again.received(); !equal(got[:len(want)], want) {
 		t.Errorf("after the crash the broker delivered %v, want %v", got, want)
 	}
-}
-
-func liveCount(w *watcher) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.got)
 }
