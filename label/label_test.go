@@ -237,6 +237,7 @@ func TestParseRefuses(t *testing.T) {
 		`{"objs":[{"type":"ObjectGroup","children":[[]]}]}`: "objs[0].children[0]: must be an object",
 		`{"objs":[{"type":"ObjectGroup","children":3}]}`:    "objs[0].children: must be an array of objects",
 		`{"objs":[]`: "unexpected end",
+		"\n{\"format\": 3,\n \"objs\": [{\"type\": \"Text\",}]}": "invalid JSON at line 3, column 27: invalid character '}' looking for beginning of object key string",
 	} {
 		_, err := Parse([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
