@@ -213,6 +213,11 @@ func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, err
 		if strings.Count(path, ".children") > MaxGroupDepth {
 			return false, fmt.Errorf("%s: groups nest deeper than %d levels", path, MaxGroupDepth)
 		}
+		if string(raw) == "null" {
+			// As an encoder writes an empty list (Go's nil slice): kept as written, reported by
+			// Validate, so that the rest of the label can still be read and written back.
+			return false, nil
+		}
 		var items []json.RawMessage
 		if !decodeArray(raw, &items) {
 			return false, fmt.Errorf("%s: must be an array of objects", path)

@@ -77,7 +77,7 @@ func (l *Label) UnmarshalJSON(data []byte) error {
 }
 
 // Parse reads a label. It accepts any JSON object whose objs, and each group's children, is an
-// array of objects: properties this package does not model and objects of unknown types are
+// array of objects (or null, kept as written and reported by Validate): properties this package does not model and objects of unknown types are
 // kept, and a known property of the wrong shape is kept as written and reported by
 // [Label.Validate], so that writing the label back loses nothing.
 func Parse(data []byte) (*Label, error) {

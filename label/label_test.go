@@ -251,6 +251,27 @@ func TestParseRefuses(t *testing.T) {
 	}
 }
 
+// TestNullListKept: objs or children written null (as an encoder writes an empty list) is read,
+// kept as written and reported, not a label Parse refuses whole.
+func TestNullListKept(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"format":3,"width":10,"height":10,"objs":[{"type":"ObjectGroup","children":null},{"type":"Text","text":"x"}]}`: "objs[0].children: must be an array of objects",
+		`{"format":3,"width":10,"height":10,"objs":null}`:                                                                "objs: must be an array of objects",
+	} {
+		l, err := Parse([]byte(in))
+		if err != nil {
+			t.Errorf("Parse(%s): %v", in, err)
+			continue
+		}
+		if out, _ := json.Marshal(l); string(out) != in {
+			t.Errorf("written back as %s, want %s", out, in)
+		}
+		if ps := ProblemsOf(l.Validate()); len(ps) == 0 || ps[0].Error() != want {
+			t.Errorf("Validate(%s) = %v, want first %q", in, ps, want)
+		}
+	}
+}
+
 // TestValidateNamesEveryProblem: every problem at once, each by the maker's property path.
 func TestValidateNamesEveryProblem(t *testing.T) {
 	l, err := Parse([]byte(`{"format":2,"height":-1,"rotation":"CW45","objs":[

@@ -94,9 +94,7 @@ func (l *Label) Problems() Problems {
 	v.mandatory("", "format", l.Format != nil, l.Extra)
 	v.mandatory("", "width", l.Width != nil, l.Extra)
 	v.mandatory("", "height", l.Height != nil, l.Extra)
-	if l.Objs == nil {
-		v.add("objs", "is mandatory")
-	}
+	v.mandatory("", "objs", l.Objs != nil, l.Extra)
 	if l.Format != nil && *l.Format != 3 {
 		v.add("format", "must be 3")
 	}
@@ -211,6 +209,8 @@ func (v *validator) shape(at string, f *field, raw json.RawMessage) {
 		v.add(at, "must be an array of numbers")
 	case *[]App:
 		v.appsShape(at, raw)
+	case *[]Object:
+		v.add(at, "must be an array of objects")
 	default:
 		v.add(at, "has the wrong shape")
 	}
