@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -698,13 +699,23 @@ func encodeProps(b []byte, typeName string, p props) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// nilObject reports an object that is nil, as an interface or as a nil pointer of an object type
+// ((*Text)(nil)), whose methods would dereference it.
+func nilObject(o Object) bool {
+	if o == nil {
+		return true
+	}
+	v := reflect.ValueOf(o)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
 func appendObjects(b []byte, objs []Object, name string) ([]byte, error) {
 	b = append(b, '[')
 	for j, o := range objs {
 		if j > 0 {
 			b = append(b, ',')
 		}
-		if o == nil {
+		if nilObject(o) {
 			return nil, fmt.Errorf("label: %s[%d] is nil", name, j)
 		}
 		var err error

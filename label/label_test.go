@@ -272,6 +272,25 @@ func TestNullListKept(t *testing.T) {
 	}
 }
 
+// TestNilObjects: a nil object built in Go, as an interface or a typed nil pointer, is a
+// problem Validate names and an error of Marshal, never a panic; so is a nil label.
+func TestNilObjects(t *testing.T) {
+	for _, o := range []Object{nil, (*Text)(nil), (*Rect)(nil), (*Group)(nil), (*Unknown)(nil), (*GS1QRCodePlain)(nil)} {
+		l := &Label{Format: Ptr(3), Width: Ptr(10.0), Height: Ptr(10.0),
+			Objs: []Object{&Group{Children: []Object{o}}}}
+		if err := l.Validate(); err == nil || err.Error() != "objs[0].children[0]: is nil" {
+			t.Errorf("%T: Validate = %v", o, err)
+		}
+		if _, err := json.Marshal(l); err == nil || !strings.Contains(err.Error(), "children[0] is nil") {
+			t.Errorf("%T: Marshal = %v", o, err)
+		}
+	}
+	var l *Label
+	if err := l.Validate(); err == nil || err.Error() != "the label is nil" {
+		t.Errorf("nil label: Validate = %v", err)
+	}
+}
+
 // TestValidateNamesEveryProblem: every problem at once, each by the maker's property path.
 func TestValidateNamesEveryProblem(t *testing.T) {
 	l, err := Parse([]byte(`{"format":2,"height":-1,"rotation":"CW45","objs":[

@@ -89,6 +89,9 @@ func (l *Label) Validate() error {
 
 // Problems returns what [Label.Validate] reports, as a list.
 func (l *Label) Problems() Problems {
+	if l == nil {
+		return Problems{{Msg: "the label is nil"}}
+	}
 	v := &validator{}
 	v.props(l, "")
 	v.mandatory("", "format", l.Format != nil, l.Extra)
@@ -282,7 +285,7 @@ func (v *validator) font(f *Font, at string) {
 func (v *validator) objects(objs []Object, path string) {
 	for i, o := range objs {
 		at := path + "[" + strconv.Itoa(i) + "]"
-		if o == nil {
+		if nilObject(o) {
 			v.add(at, "is nil")
 			continue
 		}
