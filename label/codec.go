@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -212,6 +213,11 @@ func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, err
 		path = join(path, f.name)
 		if strings.Count(path, ".children") > MaxGroupDepth {
 			return false, fmt.Errorf("%s: groups nest deeper than %d levels", path, MaxGroupDepth)
+		}
+		if string(raw) == "null" {
+			// As an encoder writes an empty list (Go's nil slice): kept as written, reported by
+			// Validate, so that the rest of the label can still be read and written back.
+			return false, nil
 		}
 		var items []json.RawMessage
 		if !decodeArray(raw, &items) {
@@ -693,13 +699,23 @@ func encodeProps(b []byte, typeName string, p props) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// nilObject reports an object that is nil, as an interface or as a nil pointer of an object type
+// ((*Text)(nil)), whose methods would dereference it.
+func nilObject(o Object) bool {
+	if o == nil {
+		return true
+	}
+	v := reflect.ValueOf(o)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
 func appendObjects(b []byte, objs []Object, name string) ([]byte, error) {
 	b = append(b, '[')
 	for j, o := range objs {
 		if j > 0 {
 			b = append(b, ',')
 		}
-		if o == nil {
+		if nilObject(o) {
 			return nil, fmt.Errorf("label: %s[%d] is nil", name, j)
 		}
 		var err error

@@ -70,6 +70,8 @@ func (e *CodeError) Error() string {
 // on the maker's pages: this is the convention of this package and of printersim, not the
 // maker's. A code not listed here, or one that cannot be filled (a variable env does not hold,
 // a {{Column}} without a row), is left as written and reported, as are unbalanced braces.
+// Codes nest at most 64 levels deep: a code nested deeper is left as written and reported, so
+// that a hostile text fills in time linear in its length.
 func Expand(text string, env *Env) (string, error) {
 	if env == nil {
 		env = &Env{}
@@ -92,10 +94,14 @@ func Expand(text string, env *Env) (string, error) {
 }
 
 type expander struct {
-	env  *Env
-	now  time.Time
-	errs []error
+	env   *Env
+	now   time.Time
+	errs  []error
+	depth int // of the code being filled: each level scans the rest of its code once
 }
+
+// maxCodeDepth is how deep codes may nest (see Expand).
+const maxCodeDepth = 64
 
 func (x *expander) fail(code string, off int, msg string) {
 	x.errs = append(x.errs, &CodeError{Code: code, Offset: off, Msg: msg})
@@ -169,6 +175,12 @@ func splitParams(inner string, parts []string) []string {
 
 // code appends the filling of one code, written whole (braces included) in code.
 func (x *expander) code(b []byte, code string, off int, t time.Time) []byte {
+	if x.depth >= maxCodeDepth {
+		x.fail(code, off, "codes nest deeper than "+strconv.Itoa(maxCodeDepth)+" levels")
+		return append(b, code...)
+	}
+	x.depth++
+	defer func() { x.depth-- }()
 	inner := code[1 : len(code)-1]
 	if len(inner) >= 2 && inner[0] == '{' && inner[len(inner)-1] == '}' && !strings.ContainsAny(inner[1:len(inner)-1], "{};") {
 		col := inner[1 : len(inner)-1]

@@ -99,6 +99,30 @@ func TestExpandNesting(t *testing.T) {
 	}
 }
 
+// TestExpandNestingDepth: codes fill 64 levels deep; one level more is left as written and
+// reported, so that a hostile text of thousands of levels (each level scanning the rest of the
+// text) fills in linear time.
+func TestExpandNestingDepth(t *testing.T) {
+	env := &Env{Clock: clockAt("2024-10-04T10:30:00Z")}
+	nest := func(n int) string {
+		return strings.Repeat("{TIME;", n) + "{DAYOFMONTH}" + strings.Repeat(";+1day}", n)
+	}
+	if got, err := Expand(nest(63), env); err != nil || got != "06" { // 4 October + 63 days
+		t.Errorf("63 TIME levels around DAYOFMONTH: %q, %v; want \"06\"", got, err)
+	}
+	got, err := Expand(nest(64), env)
+	var ce *CodeError
+	if !errors.As(err, &ce) || ce.Code != "{DAYOFMONTH}" || !strings.Contains(ce.Msg, "nest deeper than 64") {
+		t.Errorf("65 levels: %q, %v; want {DAYOFMONTH} reported as nested too deep", got, err)
+	}
+	if got != "{DAYOFMONTH}" {
+		t.Errorf("65 levels: %q; want the innermost code as written", got)
+	}
+	if _, err := Expand(nest(20000), env); err == nil {
+		t.Error("20000 levels: no error")
+	}
+}
+
 // TestExpandUnknown: what cannot be filled is left as written and reported, the rest filled.
 func TestExpandUnknown(t *testing.T) {
 	env := &Env{Clock: clockAt("2024-10-04T10:30:00Z"), Counters: map[string]int64{"C": 0}}

@@ -77,10 +77,11 @@ func (l *Label) UnmarshalJSON(data []byte) error {
 }
 
 // Parse reads a label. It accepts any JSON object whose objs, and each group's children, is an
-// array of objects: properties this package does not model and objects of unknown types are
+// array of objects (or null, kept as written and reported by Validate): properties this package does not model and objects of unknown types are
 // kept, and a known property of the wrong shape is kept as written and reported by
 // [Label.Validate], so that writing the label back loses nothing.
 func Parse(data []byte) (*Label, error) {
+	all := data
 	data = bytes.TrimLeft(data, " \t\r\n")
 	if len(data) == 0 || data[0] != '{' {
 		return nil, errors.New("label: not a JSON object")
@@ -88,6 +89,14 @@ func Parse(data []byte) (*Label, error) {
 	if !json.Valid(data) {
 		var v any
 		err := json.Unmarshal(data, &v) // for the decoder's message and offset
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			// The place, so that a slip in a file of a thousand lines can be found.
+			at := max(int(se.Offset)-1, 0) + len(all) - len(data) // the byte the decoder stopped at
+			line := 1 + bytes.Count(all[:at], []byte("\n"))
+			col := at - bytes.LastIndexByte(all[:at], '\n')
+			return nil, fmt.Errorf("label: invalid JSON at line %d, column %d: %w", line, col, err)
+		}
 		return nil, fmt.Errorf("label: %w", err)
 	}
 	l := &Label{}

@@ -237,6 +237,7 @@ func TestParseRefuses(t *testing.T) {
 		`{"objs":[{"type":"ObjectGroup","children":[[]]}]}`: "objs[0].children[0]: must be an object",
 		`{"objs":[{"type":"ObjectGroup","children":3}]}`:    "objs[0].children: must be an array of objects",
 		`{"objs":[]`: "unexpected end",
+		"\n{\"format\": 3,\n \"objs\": [{\"type\": \"Text\",}]}": "invalid JSON at line 3, column 27: invalid character '}' looking for beginning of object key string",
 	} {
 		_, err := Parse([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -247,6 +248,46 @@ func TestParseRefuses(t *testing.T) {
 		if _, err := Parse([]byte(in)); err != nil {
 			t.Errorf("Parse(%s): %v", in, err)
 		}
+	}
+}
+
+// TestNullListKept: objs or children written null (as an encoder writes an empty list) is read,
+// kept as written and reported, not a label Parse refuses whole.
+func TestNullListKept(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"format":3,"width":10,"height":10,"objs":[{"type":"ObjectGroup","children":null},{"type":"Text","text":"x"}]}`: "objs[0].children: must be an array of objects",
+		`{"format":3,"width":10,"height":10,"objs":null}`:                                                                "objs: must be an array of objects",
+	} {
+		l, err := Parse([]byte(in))
+		if err != nil {
+			t.Errorf("Parse(%s): %v", in, err)
+			continue
+		}
+		if out, _ := json.Marshal(l); string(out) != in {
+			t.Errorf("written back as %s, want %s", out, in)
+		}
+		if ps := ProblemsOf(l.Validate()); len(ps) == 0 || ps[0].Error() != want {
+			t.Errorf("Validate(%s) = %v, want first %q", in, ps, want)
+		}
+	}
+}
+
+// TestNilObjects: a nil object built in Go, as an interface or a typed nil pointer, is a
+// problem Validate names and an error of Marshal, never a panic; so is a nil label.
+func TestNilObjects(t *testing.T) {
+	for _, o := range []Object{nil, (*Text)(nil), (*Rect)(nil), (*Group)(nil), (*Unknown)(nil), (*GS1QRCodePlain)(nil)} {
+		l := &Label{Format: Ptr(3), Width: Ptr(10.0), Height: Ptr(10.0),
+			Objs: []Object{&Group{Children: []Object{o}}}}
+		if err := l.Validate(); err == nil || err.Error() != "objs[0].children[0]: is nil" {
+			t.Errorf("%T: Validate = %v", o, err)
+		}
+		if _, err := json.Marshal(l); err == nil || !strings.Contains(err.Error(), "children[0] is nil") {
+			t.Errorf("%T: Marshal = %v", o, err)
+		}
+	}
+	var l *Label
+	if err := l.Validate(); err == nil || err.Error() != "the label is nil" {
+		t.Errorf("nil label: Validate = %v", err)
 	}
 }
 

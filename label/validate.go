@@ -89,14 +89,15 @@ func (l *Label) Validate() error {
 
 // Problems returns what [Label.Validate] reports, as a list.
 func (l *Label) Problems() Problems {
+	if l == nil {
+		return Problems{{Msg: "the label is nil"}}
+	}
 	v := &validator{}
 	v.props(l, "")
 	v.mandatory("", "format", l.Format != nil, l.Extra)
 	v.mandatory("", "width", l.Width != nil, l.Extra)
 	v.mandatory("", "height", l.Height != nil, l.Extra)
-	if l.Objs == nil {
-		v.add("objs", "is mandatory")
-	}
+	v.mandatory("", "objs", l.Objs != nil, l.Extra)
 	if l.Format != nil && *l.Format != 3 {
 		v.add("format", "must be 3")
 	}
@@ -211,6 +212,8 @@ func (v *validator) shape(at string, f *field, raw json.RawMessage) {
 		v.add(at, "must be an array of numbers")
 	case *[]App:
 		v.appsShape(at, raw)
+	case *[]Object:
+		v.add(at, "must be an array of objects")
 	default:
 		v.add(at, "has the wrong shape")
 	}
@@ -282,7 +285,7 @@ func (v *validator) font(f *Font, at string) {
 func (v *validator) objects(objs []Object, path string) {
 	for i, o := range objs {
 		at := path + "[" + strconv.Itoa(i) + "]"
-		if o == nil {
+		if nilObject(o) {
 			v.add(at, "is nil")
 			continue
 		}

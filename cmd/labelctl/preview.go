@@ -71,6 +71,13 @@ func (a *app) labelsPreviewCommand() *cobra.Command {
 			if file != "" && (sim != labelprinter.SimulationOptions{}) {
 				return usagef("--table, --key-column and --key fill a label stored on the printer: give its NAME, not --file")
 			}
+			if file != "" && file != "-" && out != "-" {
+				fi, err1 := os.Stat(file)
+				fo, err2 := os.Stat(out)
+				if err1 == nil && err2 == nil && os.SameFile(fi, fo) {
+					return usagef("-o %s is the label file --file %s: the PNG would overwrite it", out, file)
+				}
+			}
 			opts := &preview.Options{DPI: dpi}
 			var err error
 			if opts.Fonts, err = parseFonts(fonts); err != nil {

@@ -72,6 +72,14 @@ func TestLabelsPreview(t *testing.T) {
 			t.Errorf("%v: exit %d, %q", args, r.code, r.stderr)
 		}
 	}
+	// -o naming the label file itself (a slip for label.png) leaves the label as it was.
+	before, _ := os.ReadFile(file)
+	if r := cli(t, ctx, nil, "", "labels", "preview", "--file", file, "-o", file); r.code != 2 || !strings.Contains(r.stderr, "would overwrite it") {
+		t.Errorf("-o the --file: exit %d, %q", r.code, r.stderr)
+	}
+	if after, _ := os.ReadFile(file); !bytes.Equal(before, after) {
+		t.Error("-o the --file: the label file was overwritten")
+	}
 
 	srv := startSim(t)
 	env := map[string]string{"LABELPRINTER_URL": srv.URL}

@@ -114,16 +114,18 @@ func (r *renderer) barcode(o label.Object, path string) {
 			break
 		}
 		hints := map[gozxing.EncodeHintType]any{}
+		set := ""
 		switch enc := label.Or(o.Encoding, label.DefaultEncoding); enc {
 		case "AUTO":
 		case "A", "B", "C":
+			set = enc
 			hints[gozxing.EncodeHintType_FORCE_CODE_SET] = enc
 		default:
 			r.warn(path+".encoding", "encoding %q not known; drawn AUTO", enc)
 		}
 		lin, err = oneD(oned.NewCode128Writer(), gozxing.BarcodeFormat_CODE_128, text, hints, mw, 10)
-		if err != nil && len(hints) > 0 {
-			r.warn(path+".encoding", "the text cannot be written in code set %s (%v); drawn AUTO", hints[gozxing.EncodeHintType_FORCE_CODE_SET], err)
+		if err != nil && set != "" { // oneD adds its own hints: only a code set asked for is retried
+			r.warn(path+".encoding", "the text cannot be written in code set %s (%v); drawn AUTO", set, err)
 			lin, err = oneD(oned.NewCode128Writer(), gozxing.BarcodeFormat_CODE_128, text, nil, mw, 10)
 		}
 		if lin != nil {

@@ -292,6 +292,10 @@ func TestUndrawableSymbol(t *testing.T) {
 		{`{"type":"Code128","x":5,"y":5,"text":"Año","barHeight":10}`, `Code128 not drawn (character 'ñ' at byte 1 cannot be drawn in Code 128); drawn as a marked box`},
 		{`{"type":"ITF","x":5,"y":5,"text":"123","barHeight":10}`, `ITF not drawn (ITF needs an even number of digits, not "123"); drawn as a marked box`},
 		{`{"type":"Code39","x":5,"y":5,"text":"abc","barHeight":10}`, `Code39 not drawn (character 'a' at 0 is not in Code 39); drawn as a marked box`},
+		// Too long for the encoder, with no code set asked for: one warning, not one about a code set.
+		{`{"type":"Code128","x":5,"y":5,"text":"` + strings.Repeat("A", 100) + `","barHeight":10}`, `Code128 not drawn (WriterException: IllegalArgumentException: Contents length should be between 1 and 80 characters, but got 100); drawn as a marked box`},
+		// gozxing's encoder gives a symbol of other data for this, without an error.
+		{`{"type":"DataMatrix","x":5,"y":5,"text":"` + strings.Repeat("A", 3000) + `"}`, `DataMatrix not drawn (3000 bytes of data do not fit any Data Matrix); drawn as a marked box`},
 	} {
 		img, w := render(t, parse(t, `{"format":3,"width":40,"height":30,"objs":[`+tc.obj+`]}`), &preview.Options{DPI: 254})
 		if len(w) != 1 || w[0].String() != "objs[0]: "+tc.msg {

@@ -56,6 +56,20 @@ func dmPad(cw []byte, capacity int) []byte {
 	return cw
 }
 
+// dmMinCodewords is the fewest codewords any Data Matrix encodation gives text: two digits a
+// codeword (ASCII), three other characters two codewords (C40, Text, X12; EDIFACT and Base 256
+// take more). gozxing's encoder answers data over the largest symbol's capacity with a short
+// codeword sequence of other data, not an error: fewer codewords than this are that.
+func dmMinCodewords(text string) int {
+	digits := 0
+	for i := 0; i < len(text); i++ {
+		if text[i] >= '0' && text[i] <= '9' {
+			digits++
+		}
+	}
+	return (3*digits + 4*(len(text)-digits)) / 6
+}
+
 func (r *renderer) dataMatrix(path, text string, gs1 bool, size *label.Size, rect bool) (m *matrix, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a library's bug must not end the render
@@ -86,6 +100,9 @@ func (r *renderer) dataMatrix(path, text string, gs1 bool, size *label.Size, rec
 	if err != nil {
 		return nil, err
 	}
+	if !gs1 && len(cw) < dmMinCodewords(text) {
+		return nil, fmt.Errorf("%d bytes of data do not fit any Data Matrix", len(text))
+	}
 	info, _ := encoder.SymbolInfo_Lookup(len(cw), shape, dim, dim, false)
 	if info == nil && dim != nil {
 		r.warn(path+".size", "size %d x %d is not a Data Matrix size that holds the data; drawn the smallest that fits", *size.Width, *size.Height)
@@ -98,6 +115,9 @@ func (r *renderer) dataMatrix(path, text string, gs1 bool, size *label.Size, rec
 		if !gs1 {
 			if cw, err = encoder.EncodeHighLevel(text, shape, nil, nil); err != nil {
 				return nil, err
+			}
+			if len(cw) < dmMinCodewords(text) {
+				return nil, fmt.Errorf("%d bytes of data do not fit any Data Matrix", len(text))
 			}
 		}
 		info, _ = encoder.SymbolInfo_Lookup(len(cw), shape, nil, nil, false)

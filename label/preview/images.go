@@ -19,8 +19,12 @@ import (
 type ImageResolver func(ctx context.Context, name string) (image.Image, error)
 
 // ImagesFrom returns a resolver reading stored images from the printer with
-// c.Images.Download (PNG, JPEG or TIFF). Each name is downloaded once per resolver.
+// c.Images.Download (PNG, JPEG or TIFF). Each name is downloaded once per resolver. A nil c
+// gives nil, no resolver: a stored image is then a marked box and a warning.
 func ImagesFrom(c *labelprinter.Client) ImageResolver {
+	if c == nil {
+		return nil
+	}
 	var mu sync.Mutex
 	cache := map[string]image.Image{}
 	return func(ctx context.Context, name string) (image.Image, error) {

@@ -57,3 +57,13 @@ func TestImagesFrom(t *testing.T) {
 		t.Errorf("warnings: %v", w)
 	}
 }
+
+// TestImagesFromNilClient: a resolver made without a client gives no image, with a warning
+// naming the image, instead of a panic in Render.
+func TestImagesFromNilClient(t *testing.T) {
+	l := parse(t, `{"format":3,"width":50,"height":30,"objs":[{"type":"StaticBitmap","x":1,"y":1,"width":10,"height":10,"bitmap":"logo.png"}]}`)
+	_, w := render(t, l, &preview.Options{Images: preview.ImagesFrom(nil)})
+	if len(w) != 1 || !strings.Contains(w[0].String(), `"logo.png"`) {
+		t.Errorf("warnings: %v", w)
+	}
+}

@@ -202,7 +202,10 @@ func (r *renderer) setup(l *label.Label) error {
 	if max <= 0 {
 		max = DefaultMaxPixels
 	}
-	fw, fh := math.Max(1, math.Round(w*r.sx)), math.Max(1, math.Round(h*r.sy))
+	fw, fh := math.Round(w*r.sx), math.Round(h*r.sy)
+	if fw < 1 || fh < 1 {
+		return fmt.Errorf("preview: %v x %v mm at %v x %v dpi is %.0f x %.0f pixels: nothing to draw", w, h, r.dpiX, r.dpiY, fw, fh)
+	}
 	if fw*fh > float64(max) {
 		return fmt.Errorf("%w: %v x %v mm at %v x %v dpi is %.0f x %.0f pixels, over the cap of %d (Options.MaxPixels)",
 			ErrTooLarge, w, h, r.dpiX, r.dpiY, fw, fh, max)

@@ -188,6 +188,11 @@ func TestPixelCap(t *testing.T) {
 			t.Errorf("%s: no error", s)
 		}
 	}
+	// Under a pixel: refused, not a 1 x 1 image whose warnings speak of a 25 m label.
+	_, _, err = preview.Render(parse(t, `{"format":3,"width":100,"height":150,"objs":[]}`), &preview.Options{DPI: 0.001})
+	if err == nil || !strings.Contains(err.Error(), "100 x 150 mm at 0.001 x 0.001 dpi is 0 x 0 pixels") {
+		t.Errorf("100 x 150 mm at 0.001 dpi: %v", err)
+	}
 }
 
 func TestUnknownIsMarkedAndWarned(t *testing.T) {
