@@ -217,7 +217,7 @@ func copyFile(t *testing.T, from string) string {
 func format(t *testing.T, ob *Outbox) string {
 	t.Helper()
 	var f string
-	if err := ob.db.View(func(tx *bolt.Tx) error {
+	if err := ob.store.(*boltStore).db.View(func(tx *bolt.Tx) error {
 		f = string(tx.Bucket(bucketMeta).Get(keyFormat))
 		return nil
 	}); err != nil {

@@ -219,7 +219,7 @@ func TestStateChangeCommitOrder(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 25 {
-				if err := ob.write(func(*bolt.Tx) error { return boom }); !errors.Is(err, boom) {
+				if err := ob.store.(*boltStore).write(func(*bolt.Tx) error { return boom }); !errors.Is(err, boom) {
 					t.Errorf("failing write: %v", err)
 				}
 			}

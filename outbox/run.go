@@ -12,7 +12,6 @@ import (
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
-	bolt "go.etcd.io/bbolt"
 )
 
 // settleGrace is how long a print job in flight may still take after Run's context ends or
@@ -267,34 +266,9 @@ func (o *Outbox) expire() error {
 	if len(due) == 0 {
 		return nil
 	}
-	stamp := now.UTC().Round(0)
-	var changed []*record
-	err := o.write(func(tx *bolt.Tx) error {
-		changed = changed[:0]
-		entries := tx.Bucket(bucketEntries)
-		for _, it := range due {
-			k := seqKey(it.seq)
-			r, err := decodeRecord(entries.Get(k))
-			if err != nil {
-				return err
-			}
-			if r.State != Pending {
-				continue
-			}
-			r.State, r.Updated = Expired, stamp
-			r.Error = fmt.Sprintf("not sent within %v of being enqueued", r.ExpireAfter)
-			b, err := r.encode()
-			if err != nil {
-				return err
-			}
-			if err := entries.Put(k, b); err != nil {
-				return err
-			}
-			o.changed(r)
-			changed = append(changed, r)
-		}
-		return nil
-	})
+	ctx, cancel := o.opContext()
+	defer cancel()
+	changed, err := o.store.expire(ctx, due, now.UTC().Round(0), expireRule)
 	o.mu.Lock()
 	for _, it := range due {
 		if err == nil {
@@ -311,6 +285,28 @@ func (o *Outbox) expire() error {
 		o.logState(r, true)
 	}
 	return nil
+}
+
+// expireRule is what expiry makes of an entry past its deadline: Expired, if it is still
+// Pending; it reports whether the entry changed.
+func expireRule(r *record) bool {
+	if r.State != Pending {
+		return false
+	}
+	r.State = Expired
+	r.Error = fmt.Sprintf("not sent within %v of being enqueued", r.ExpireAfter)
+	return true
+}
+
+// beginRule is what sending makes of an entry before the request goes out: Sending, with one
+// more attempt, if it is still Pending; it reports whether the entry changed.
+func beginRule(r *record) bool {
+	if r.State != Pending {
+		return false
+	}
+	r.State = Sending
+	r.Attempts++
+	return true
 }
 
 // claim picks the head of every idle lane that is due, marks it busy, and returns them with
@@ -352,30 +348,8 @@ func (o *Outbox) claim() (ready []*item, next time.Time) {
 // deliver sends one claimed entry: it commits Sending (and the attempt), sends the printJob,
 // and commits what the answer makes of it. The returned error is a failure of the file only.
 func (o *Outbox) deliver(ctx context.Context, it *item) error {
-	var rec *record
-	var skip bool
-	err := o.write(func(tx *bolt.Tx) error {
-		rec, skip = nil, false
-		entries := tx.Bucket(bucketEntries)
-		r, err := decodeRecord(entries.Get(seqKey(it.seq)))
-		if err != nil {
-			return err
-		}
-		if r.State != Pending {
-			skip = true
-			return nil
-		}
-		r.State = Sending
-		r.Attempts++
-		r.Updated = o.now().UTC().Round(0)
-		b, err := r.encode()
-		if err != nil {
-			return err
-		}
-		rec = r
-		o.changed(r)
-		return entries.Put(seqKey(it.seq), b)
-	})
+	rec, err := o.store.begin(ctx, it, o.now().UTC().Round(0), beginRule)
+	skip := rec == nil
 	if err != nil {
 		o.release(it, nil)
 		return fmt.Errorf("outbox: recording %q as sending: %w", it.id, err)
@@ -402,24 +376,15 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 		answer = resp
 	}
 
-	err = o.write(func(tx *bolt.Tx) error {
-		r := *rec
-		r.State, r.Error, r.Response = state, errText, answer
-		r.Updated = o.now().UTC().Round(0)
-		b, err := r.encode()
-		if err != nil {
-			return err
-		}
-		o.changed(&r)
-		return tx.Bucket(bucketEntries).Put(seqKey(it.seq), b)
-	})
+	final := *rec
+	final.State, final.Error, final.Response = state, errText, answer
+	final.Updated = o.now().UTC().Round(0)
+	err = o.store.finish(ctx, &final)
 	if err != nil {
 		// The file still says Sending, so a restart makes it Unknown; it must not be sent again.
 		o.release(it, &state)
 		return fmt.Errorf("outbox: recording the outcome of %q (%s): %w", it.id, state, err)
 	}
-	final := *rec
-	final.State, final.Error, final.Response = state, errText, answer
 	if state == Pending {
 		o.mu.Lock()
 		it.failures++
