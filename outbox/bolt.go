@@ -352,9 +352,10 @@ func (s *boltStore) finish(_ context.Context, r *record) error {
 	})
 }
 
-// prune removes the final entries last changed before cutoff, keeping a tombstone of each
-// under its ID, stamped with the time of the prune.
-func (s *boltStore) prune(_ context.Context, cutoff, stamp time.Time) (int, error) {
+// prune removes the final entries last changed more than olderThan before now, keeping a
+// tombstone of each under its ID, stamped with the time of the prune.
+func (s *boltStore) prune(_ context.Context, now time.Time, olderThan time.Duration) (int, error) {
+	cutoff, stamp := now.Add(-olderThan), now.UTC().Round(0)
 	var n int
 	err := s.write(func(tx *bolt.Tx) error {
 		n = 0
@@ -400,8 +401,9 @@ func (s *boltStore) prune(_ context.Context, cutoff, stamp time.Time) (int, erro
 	return n, nil
 }
 
-// forget drops the tombstones of entries pruned before cutoff.
-func (s *boltStore) forget(_ context.Context, cutoff time.Time) (int, error) {
+// forget drops the tombstones of entries pruned more than olderThan before now.
+func (s *boltStore) forget(_ context.Context, now time.Time, olderThan time.Duration) (int, error) {
+	cutoff := now.Add(-olderThan)
 	var n int
 	err := s.write(func(tx *bolt.Tx) error {
 		n = 0

@@ -200,6 +200,18 @@ func (o *Outbox) Wait(ctx context.Context, id string) (Entry, error) {
 	}
 }
 
+// wakeAllWaiters wakes every Wait, to read its entry again: changes may have gone unheard.
+func (o *Outbox) wakeAllWaiters() {
+	o.waitMu.Lock()
+	defer o.waitMu.Unlock()
+	for id, list := range o.waiters {
+		for _, c := range list {
+			close(c)
+		}
+		delete(o.waiters, id)
+	}
+}
+
 // unwait removes c from the waiters of id, if a commit has not already woken it.
 func (o *Outbox) unwait(id string, c chan struct{}) {
 	o.waitMu.Lock()

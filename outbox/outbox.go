@@ -165,6 +165,7 @@ var (
 type Option func(*options) error
 
 type options struct {
+	leaseTTL time.Duration
 	retry    time.Duration
 	logger   *slog.Logger
 	onChange func(Entry)
@@ -206,6 +207,9 @@ type Outbox struct {
 
 	commits atomic.Int64
 	notify  *notifier // nil without WithStateChange
+	// dirty says a shared store's lanes need a look before the next claim: an entry was
+	// added or resent elsewhere.
+	dirty atomic.Bool
 
 	waitMu  sync.Mutex
 	waiters map[string][]chan struct{} // closed by the commit that changes the entry
@@ -343,8 +347,14 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 	return stored.entry()
 }
 
-// added indexes a new Pending entry and wakes Run.
+// added indexes a new Pending entry and wakes Run. An entry in a shared store waits for the
+// next look at the lanes, which knows whether its lane is this Outbox's.
 func (o *Outbox) added(r *record) {
+	if _, ok := o.store.(sharedStore); ok {
+		o.dirty.Store(true)
+		o.signal()
+		return
+	}
 	o.mu.Lock()
 	o.insert(newItem(r))
 	o.mu.Unlock()
@@ -483,10 +493,7 @@ func (o *Outbox) Resend(id string) error {
 	if err != nil {
 		return err
 	}
-	o.mu.Lock()
-	o.insert(newItem(done))
-	o.mu.Unlock()
-	o.signal()
+	o.added(done)
 	o.logState(done, false)
 	return nil
 }
@@ -524,6 +531,9 @@ func (o *Outbox) Close() error {
 	}
 	// Outside the gate, so the callback may still call Get (and be told the outbox is closed)
 	// without waiting for Close.
+	if s, ok := o.store.(sharedStore); ok {
+		s.flush() // the changes this process committed are told, as the file store's are
+	}
 	if o.notify != nil {
 		o.notify.stop()
 	}

@@ -29,10 +29,9 @@ func (o *Outbox) Prune(olderThan time.Duration) (int, error) {
 	if o.closed {
 		return 0, errClosed
 	}
-	now := o.now()
 	ctx, cancel := o.opContext()
 	defer cancel()
-	return o.store.prune(ctx, now.Add(-olderThan), now.UTC().Round(0))
+	return o.store.prune(ctx, o.now(), olderThan)
 }
 
 // ForgetIDs lets go of the IDs of entries that Prune removed more than olderThan ago, and
@@ -52,5 +51,5 @@ func (o *Outbox) ForgetIDs(olderThan time.Duration) (int, error) {
 	}
 	ctx, cancel := o.opContext()
 	defer cancel()
-	return o.store.forget(ctx, o.now().Add(-olderThan))
+	return o.store.forget(ctx, o.now(), olderThan)
 }

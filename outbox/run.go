@@ -180,6 +180,28 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 		stopping bool
 		drained  bool
 	)
+	// A shared store's lanes: this Run delivers those it holds, looked at every poll and when
+	// an entry was added elsewhere. A failure of the database is waited out, not fatal.
+	shared, _ := o.store.(sharedStore)
+	var (
+		synced    bool      // the lanes were looked at once
+		nextSync  time.Time // zero: at once
+		lastSync  time.Time
+		dbFails   int
+		storeDown time.Time // no claims before this, after a failure of the database
+	)
+	if shared != nil {
+		defer o.leaveLanes(shared)
+	}
+	storeFailed := func(err error) {
+		dbFails++
+		storeDown = time.Now().Add(min(100*time.Millisecond<<min(dbFails-1, 6), 5*time.Second))
+		nextSync = storeDown
+		if o.log != nil {
+			o.log.LogAttrs(context.Background(), slog.LevelWarn, "outbox: the database failed; retrying",
+				slog.String("error", err.Error()), slog.Time("retry", storeDown))
+		}
+	}
 	stop := func() {
 		if !stopping {
 			stopping = true
@@ -191,14 +213,34 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 		if ctx.Err() != nil {
 			stop() // never start a delivery once ctx has ended
 		}
-		if !stopping {
+		if shared != nil && !stopping {
+			now := time.Now()
+			if o.dirty.Load() && now.After(storeDown) {
+				nextSync = minTime(nextSync, lastSync.Add(minSyncGap))
+			}
+			if !now.Before(nextSync) {
+				o.dirty.Store(false)
+				lastSync = now
+				if err := o.syncLanes(ctx, shared); err != nil {
+					storeFailed(err)
+				} else {
+					dbFails, synced = 0, true
+					nextSync = now.Add(shared.poll())
+				}
+			}
+		}
+		if !stopping && (shared == nil || (synced && time.Now().After(storeDown))) {
 			if err := o.expire(); err != nil {
-				fatal = err
-				stop()
+				if shared != nil {
+					storeFailed(err)
+				} else {
+					fatal = err
+					stop()
+				}
 			}
 		}
 		var next time.Time
-		if !stopping {
+		if !stopping && (shared == nil || (synced && time.Now().After(storeDown))) {
 			var ready []*item
 			ready, next = o.claim()
 			for _, it := range ready {
@@ -209,6 +251,9 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 				drained = true // nothing due and nothing on its way
 				stop()
 			}
+		}
+		if shared != nil && !stopping {
+			next = minTime(next, nextSync)
 		}
 		if stopping && inFlight == 0 {
 			switch {
@@ -237,12 +282,89 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 		case <-timer.C:
 		case d := <-done:
 			inFlight--
-			if d.err != nil && fatal == nil {
+			switch {
+			case d.err == nil:
+			case shared != nil:
+				storeFailed(d.err)
+			case fatal == nil:
 				fatal = d.err
 				stop()
 			}
 		}
 	}
+}
+
+// minSyncGap is the least time between two looks at a shared store's lanes that entries
+// added elsewhere ask for.
+const minSyncGap = 20 * time.Millisecond
+
+// minTime is the earlier of a and b, a zero time counting as none.
+func minTime(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
+}
+
+// syncLanes looks at a shared store's lanes and brings the index up to date: it holds the
+// Pending entries of the lanes this Outbox holds, and nothing else.
+func (o *Outbox) syncLanes(ctx context.Context, s sharedStore) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
+	st, err := s.sync(sctx, func(seq uint64) bool {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		for _, it := range o.items {
+			if it.seq == seq && it.busy {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range st.unknown {
+		o.logState(r, true)
+	}
+	held := map[string]bool{}
+	for _, p := range st.held {
+		held[p] = true
+	}
+	keep := map[string]bool{}
+	for _, r := range st.pending {
+		keep[r.ID] = true
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for id, it := range o.items {
+		if !it.busy && (!held[it.printer] || !keep[id]) {
+			o.remove(it)
+		}
+	}
+	for _, r := range st.pending {
+		if o.items[r.ID] == nil {
+			o.insert(newItem(r))
+		}
+	}
+	return nil
+}
+
+// leaveLanes ends a Run on a shared store: it gives up the leases, so that another Run may
+// take the lanes at once, and empties the index, which only a Run keeps up to date.
+func (o *Outbox) leaveLanes(s sharedStore) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.release(ctx); err != nil && o.log != nil {
+		o.log.LogAttrs(ctx, slog.LevelWarn, "outbox: giving up the lanes' leases failed; they run out on their own",
+			slog.String("error", err.Error()))
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.items, o.lanes, o.expiry = map[string]*item{}, map[string]*lane{}, nil
 }
 
 // expire moves every Pending entry past its deadline to Expired, in one commit.
@@ -355,7 +477,8 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 		return fmt.Errorf("outbox: recording %q as sending: %w", it.id, err)
 	}
 	if skip {
-		gone := Cancelled // the file no longer has it Pending: it leaves the index
+		o.dirty.Store(true) // a shared store: the lane was lost, or another entry comes first
+		gone := Cancelled   // the file no longer has it Pending: it leaves the index
 		o.release(it, &gone)
 		return nil
 	}

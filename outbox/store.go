@@ -31,11 +31,31 @@ type store interface {
 	begin(ctx context.Context, it *item, now time.Time, f func(*record) bool) (*record, error)
 	// finish commits the outcome r of an entry begin returned.
 	finish(ctx context.Context, r *record) error
-	// prune removes the final entries last changed before cutoff and keeps their IDs.
-	prune(ctx context.Context, cutoff, stamp time.Time) (int, error)
-	// forget lets go of the IDs of entries pruned before cutoff.
-	forget(ctx context.Context, cutoff time.Time) (int, error)
+	// prune removes the final entries last changed more than olderThan before now (or the
+	// store's own clock) and keeps their IDs.
+	prune(ctx context.Context, now time.Time, olderThan time.Duration) (int, error)
+	// forget lets go of the IDs of entries pruned more than olderThan before now (or the
+	// store's own clock).
+	forget(ctx context.Context, now time.Time, olderThan time.Duration) (int, error)
 	close() error
+}
+
+// sharedStore is a store that several Outboxes use at once (pgStore). Each printer's lane is
+// delivered by the one Outbox holding its lease; the index of an Outbox holds only the lanes
+// it holds, and sync brings it up to date.
+type sharedStore interface {
+	store
+	// sync renews the leases this Outbox holds, takes the lanes whose lease is free or ran
+	// out, and returns the lanes held with their Pending entries, and the entries it turned
+	// Unknown (left Sending by a holder that is gone; inFlight tells which entries this
+	// Outbox has on their way).
+	sync(ctx context.Context, inFlight func(seq uint64) bool) (laneState, error)
+	// release gives up every lease this Outbox holds.
+	release(ctx context.Context) error
+	// poll is how often a Run syncs.
+	poll() time.Duration
+	// flush returns once every change committed before it was told.
+	flush()
 }
 
 // tombstone is what stays of a pruned entry, under its ID.
