@@ -354,7 +354,8 @@ func (o *Outbox) syncLanes(ctx context.Context, s sharedStore) error {
 }
 
 // leaveLanes ends a Run on a shared store: it gives up the leases, so that another Run may
-// take the lanes at once, and empties the index, which only a Run keeps up to date.
+// take the lanes at once. The index stays, with the back-off of the entries that failed: the
+// next Run's first look at the lanes drops what is no longer this Outbox's.
 func (o *Outbox) leaveLanes(s sharedStore) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -362,9 +363,6 @@ func (o *Outbox) leaveLanes(s sharedStore) {
 		o.log.LogAttrs(ctx, slog.LevelWarn, "outbox: giving up the lanes' leases failed; they run out on their own",
 			slog.String("error", err.Error()))
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.items, o.lanes, o.expiry = map[string]*item{}, map[string]*lane{}, nil
 }
 
 // expire moves every Pending entry past its deadline to Expired, in one commit.
