@@ -19,7 +19,7 @@ import (
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
-	"github.com/labelprinter/go-labelprinter/outbox/internal/pgtest"
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 	"github.com/labelprinter/go-labelprinter/printersim"
 	"go.uber.org/goleak"
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	labelprinter "github.com/labelprinter/go-labelprinter"
-	"github.com/labelprinter/go-labelprinter/outbox/internal/pgtest"
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 )
 
 // openPG opens queue on dsn with a short retry interval, closed at cleanup.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
-	"github.com/labelprinter/go-labelprinter/outbox/internal/pgtest"
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 )
 
 // testStore opens outboxes of one store for a test whose behaviour every store shares.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -22,15 +23,18 @@ import (
 // outboxCommand is "labelctl outbox": print intents kept in a local file until the printer has
 // them, sent at most once, with the doubtful ones left for an operator to settle.
 func (a *app) outboxCommand() *cobra.Command {
-	var db string
+	var db, queueName string
 	cmd := &cobra.Command{
 		Use:   "outbox",
 		Short: "Queue print jobs in a local file and deliver them at most once (see Unknown ones with list)",
 		Long: "The outbox keeps print jobs in a file (--db) until the printer has them. 'run' delivers\n" +
 			"them; a job whose fate is unclear (the answer was lost, the process died while sending)\n" +
-			"becomes unknown and waits: check the printer, then 'resend' or 'cancel' it.",
+			"becomes unknown and waits: check the printer, then 'resend' or 'cancel' it.\n" +
+			"With --db postgres://... the outbox is the queue --queue-name in that PostgreSQL database,\n" +
+			"which any number of 'run's, bridges and 'enqueue's may use at once.",
 	}
-	cmd.PersistentFlags().StringVar(&db, "db", a.env("LABELPRINTER_OUTBOX"), "outbox file (env LABELPRINTER_OUTBOX)")
+	cmd.PersistentFlags().StringVar(&db, "db", a.env("LABELPRINTER_OUTBOX"), "outbox file, or a postgres:// URL (env LABELPRINTER_OUTBOX)")
+	cmd.PersistentFlags().StringVar(&queueName, "queue-name", "default", "the queue in the PostgreSQL database of --db postgres://...")
 
 	// open opens the outbox named by --db; with a client for run. Only enqueue creates the
 	// file: for every other command a missing file is a typo, and an empty outbox made from it
@@ -39,6 +43,12 @@ func (a *app) outboxCommand() *cobra.Command {
 		if db == "" {
 			return usagef("no outbox file: give --db or set LABELPRINTER_OUTBOX")
 		}
+		if !isPostgres(db) && cmd.PersistentFlags().Changed("queue-name") {
+			return usagef("--queue-name names a queue in PostgreSQL; --db %s is a file", db)
+		}
+		if isPostgres(db) {
+			return nil // the queue's tables are made on first use: there is no file to mistype
+		}
 		if !create {
 			if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("outbox file %s does not exist (check --db or LABELPRINTER_OUTBOX); 'labelctl outbox enqueue' creates it", db)
@@ -46,15 +56,18 @@ func (a *app) outboxCommand() *cobra.Command {
 		}
 		return nil
 	}
-	open := func(create bool, c *labelprinter.Client, opts ...outbox.Option) (*outbox.Outbox, error) {
+	open := func(ctx context.Context, create bool, c *labelprinter.Client, opts ...outbox.Option) (*outbox.Outbox, error) {
 		if err := checkDB(create); err != nil {
 			return nil, err
+		}
+		if isPostgres(db) {
+			return outbox.OpenPostgres(ctx, db, queueName, c, opts...)
 		}
 		return outbox.Open(db, c, opts...)
 	}
 	// with runs f on the outbox, closing it afterwards.
-	with := func(create bool, f func(ob *outbox.Outbox) error) error {
-		ob, err := open(create, nil)
+	with := func(ctx context.Context, create bool, f func(ob *outbox.Outbox) error) error {
+		ob, err := open(ctx, create, nil)
 		if err != nil {
 			return err
 		}
@@ -77,7 +90,7 @@ func (a *app) outboxCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return with(true, func(ob *outbox.Outbox) error {
+			return with(cmd.Context(), true, func(ob *outbox.Outbox) error {
 				_, known := ob.Get(id)
 				e, err := ob.Enqueue(cmd.Context(), outbox.Intent{ID: id, Printer: a.printer, Job: j, ExpireAfter: expireAfter})
 				if err != nil {
@@ -110,7 +123,7 @@ func (a *app) outboxCommand() *cobra.Command {
 					want = append(want, outbox.State(s))
 				}
 			}
-			return with(false, func(ob *outbox.Outbox) error {
+			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				entries, err := ob.List(want...)
 				if err != nil {
 					if errors.Is(err, labelprinter.ErrInvalidArgument) {
@@ -127,7 +140,7 @@ func (a *app) outboxCommand() *cobra.Command {
 	get := &cobra.Command{
 		Use: "get ID", Short: "Show one entry as JSON, with its job and the printer's answer", Args: exactArgs(1, "an entry ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(false, func(ob *outbox.Outbox) error {
+			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				e, err := ob.Get(args[0])
 				if err != nil {
 					return err
@@ -139,7 +152,7 @@ func (a *app) outboxCommand() *cobra.Command {
 	cancel := &cobra.Command{
 		Use: "cancel ID", Short: "Never send a pending entry, or drop an unknown one", Args: exactArgs(1, "an entry ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(false, func(ob *outbox.Outbox) error {
+			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				if err := ob.Cancel(args[0]); err != nil {
 					return err
 				}
@@ -150,7 +163,7 @@ func (a *app) outboxCommand() *cobra.Command {
 	resend := &cobra.Command{
 		Use: "resend ID", Short: "Send an unknown entry again, after checking it did not print", Args: exactArgs(1, "an entry ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(false, func(ob *outbox.Outbox) error {
+			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				if err := ob.Resend(args[0]); err != nil {
 					return err
 				}
@@ -165,7 +178,7 @@ func (a *app) outboxCommand() *cobra.Command {
 			if olderThan < 0 {
 				return usagef("--older-than must not be negative")
 			}
-			return with(false, func(ob *outbox.Outbox) error {
+			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				n, err := ob.Prune(olderThan)
 				if err != nil {
 					return err
@@ -207,7 +220,7 @@ func (a *app) outboxCommand() *cobra.Command {
 			if drain { // a run without end would keep every ID it ever saw
 				opts = append(opts, outbox.WithStateChange(tally.add))
 			}
-			ob, err := open(false, c, opts...)
+			ob, err := open(cmd.Context(), false, c, opts...)
 			if err != nil {
 				return err
 			}
@@ -216,7 +229,7 @@ func (a *app) outboxCommand() *cobra.Command {
 				if drain {
 					until = "until nothing is due"
 				}
-				fmt.Fprintf(a.stdout, "delivering %s to %s; %s\n", db, c.BaseURL(), until)
+				fmt.Fprintf(a.stdout, "delivering %s to %s; %s\n", outboxName(db, queueName), c.BaseURL(), until)
 			}
 			if !drain {
 				err = ob.Run(cmd.Context())
@@ -248,6 +261,30 @@ func (a *app) outboxCommand() *cobra.Command {
 
 	cmd.AddCommand(enqueue, list, get, cancel, resend, prune, run)
 	return cmd
+}
+
+// isPostgres reports whether --db names a PostgreSQL database rather than a file.
+func isPostgres(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// outboxName is the outbox as run names it: the file, or the queue and the database without
+// its password.
+func outboxName(db, queue string) string {
+	if !isPostgres(db) {
+		return db
+	}
+	if u, err := url.Parse(db); err == nil {
+		q := u.Query()
+		for k := range q {
+			if strings.Contains(strings.ToLower(k), "password") {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
+		return fmt.Sprintf("queue %q of %s", queue, u.Redacted())
+	}
+	return fmt.Sprintf("queue %q", queue)
 }
 
 // drainTally keeps the last state of every entry a run changed, from the outbox's
