@@ -58,8 +58,10 @@ func WithLeaseTTL(d time.Duration) Option {
 
 // pgSchema creates the tables in the first schema of the search_path. The trigger tells every
 // committed change of an entry to the queue's channel, in commit order, as the record's JSON;
-// a record too long for a notification is told without its job, answer and error, which the
-// listener reads back.
+// a record too long for a notification is told by its sequence number, and the listener reads
+// it back. A new entry is told by add, just after its commit: a NOTIFY in a transaction holds
+// a lock of the whole database until its commit is flushed, which would make concurrent
+// Enqueues wait for each other's disk writes instead of sharing them.
 const pgSchema = `
 CREATE TABLE IF NOT EXISTS labelprinter_outbox_version (
 	one boolean PRIMARY KEY DEFAULT true CHECK (one),
@@ -112,7 +114,7 @@ BEGIN
 END
 $$;
 DROP TRIGGER IF EXISTS labelprinter_outbox_notify ON labelprinter_outbox_entries;
-CREATE TRIGGER labelprinter_outbox_notify AFTER INSERT OR UPDATE ON labelprinter_outbox_entries
+CREATE TRIGGER labelprinter_outbox_notify AFTER UPDATE ON labelprinter_outbox_entries
 	FOR EACH ROW EXECUTE FUNCTION labelprinter_outbox_notify();
 `
 
@@ -141,6 +143,12 @@ type pgStore struct {
 	told     uint64     // changes told, the listener's count
 	flushMu  sync.Mutex
 	flushing map[string]chan struct{} // sentinels in flight, by payload
+	// Of the listener only: when it began (the database's time), the entries whose Pending
+	// it told, and those it told ahead of their own notification.
+	since    time.Time
+	newTold  map[uint64]bool
+	newOrder []uint64
+	early    map[uint64]bool
 }
 
 // OpenPostgres opens the outbox queue named queue in the PostgreSQL database at dsn (a URL
@@ -193,7 +201,7 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	}
 	ob := newOutbox(c, o)
 	s := &pgStore{queue: queue, ttl: o.leaseTTL, secret: secret, connCfg: cfg.ConnConfig.Copy(), hook: ob.hook(),
-		owner: ownerName(), flushing: map[string]chan struct{}{}}
+		owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{}}
 	sum := md5.Sum([]byte(queue))
 	s.channel = "lpo_" + hex.EncodeToString(sum[:])
 	s.onChange = func(r *record) {
@@ -216,6 +224,7 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 		return nil, err
 	}
 	s.hook.first(1)
+	s.since = time.Now().Add(time.Duration(s.offset.Load()) - time.Second) // a second's margin for the clocks' measure
 	if err := s.listen(); err != nil {
 		s.pool.Close()
 		return nil, err
@@ -444,6 +453,7 @@ func (s *pgStore) add(ctx context.Context, r *record) (*record, bool, error) {
 		ON CONFLICT (queue, id) DO NOTHING RETURNING `+pgCols,
 		s.queue, r.ID, r.Printer, r.Kind, nullable(r.Job), int64(r.ExpireAfter), string(r.State)))
 	if err == nil {
+		s.tellNew(ctx, stored)
 		return stored, true, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
@@ -903,11 +913,18 @@ func (s *pgStore) heard(ctx context.Context, payload string) {
 		s.told--
 		return
 	}
-	var trimmed struct {
+	var flags struct {
 		Trimmed bool `json:"trimmed"`
+		New     bool `json:"new"`
 	}
-	_ = json.Unmarshal([]byte(payload), &trimmed)
-	if trimmed.Trimmed {
+	_ = json.Unmarshal([]byte(payload), &flags)
+	if flags.New && s.early[r.Seq] {
+		// Its Pending was told already, ahead of a later change that came first.
+		delete(s.early, r.Seq)
+		s.told--
+		return
+	}
+	if flags.Trimmed {
 		// Too long to be told whole: read back what it is now.
 		rctx, cancel := context.WithTimeout(ctx, opTimeout)
 		got, err := scanRecord(s.pool.QueryRow(rctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries WHERE queue = $1 AND seq = $2`, s.queue, int64(r.Seq)))
@@ -925,8 +942,49 @@ func (s *pgStore) heard(ctx context.Context, payload string) {
 	if string(r.Response) == "null" {
 		r.Response = nil
 	}
+	if flags.New {
+		s.remember(r.Seq)
+	} else if !s.newTold[r.Seq] && r.Enqueued.After(s.since) {
+		// A change of an entry whose Pending has not been told yet (it is told just after
+		// its commit, and a Run can be quicker): the entry's changes are told in order, so
+		// its Pending goes first.
+		first := r
+		first.State, first.Attempts, first.Error, first.Response, first.Updated = Pending, 0, "", nil, r.Enqueued
+		s.hook.committed(s.told, []*record{&first})
+		s.told++
+		s.remember(r.Seq)
+		s.early[r.Seq] = true
+	}
 	s.hook.committed(s.told, []*record{&r})
 	s.onChange(&r)
+}
+
+// remember notes that the Pending of seq was told, keeping the last 65536.
+func (s *pgStore) remember(seq uint64) {
+	if s.newTold[seq] {
+		return
+	}
+	s.newTold[seq] = true
+	s.newOrder = append(s.newOrder, seq)
+	if len(s.newOrder) > 1<<16 {
+		delete(s.newTold, s.newOrder[0])
+		delete(s.early, s.newOrder[0])
+		s.newOrder = s.newOrder[1:]
+	}
+}
+
+// tellNew tells the queue's listeners of r, just added, in a transaction of its own that
+// writes nothing durable: it does not wait for the disk, so its lock on notifications is
+// short. A failure loses only the wake-up; Runs look at the lanes on their own.
+func (s *pgStore) tellNew(ctx context.Context, r *record) {
+	payload, err := json.Marshal(struct {
+		*record
+		New bool `json:"new"`
+	}{r, true})
+	if err != nil || len(payload) > 7900 {
+		payload = fmt.Appendf(nil, `{"seq":%d,"trimmed":true,"new":true}`, r.Seq)
+	}
+	_, _ = s.pool.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, s.channel, string(payload))
 }
 
 // flush returns once the listener has heard every change committed before it was called

@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -342,5 +343,43 @@ func TestPostgresOutage(t *testing.T) {
 	}
 	if _, err := ob.Get("during"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the failed Enqueue stored something: %v", err)
+	}
+}
+
+// TestPostgresPendingToldFirst: a new entry is told just after its commit, so a Run in
+// another process can commit its Sending first; the listener tells the entry's Pending
+// before it, and not again when its own notification comes.
+func TestPostgresPendingToldFirst(t *testing.T) {
+	var got []string
+	var ids []uint64
+	s := &pgStore{newTold: map[uint64]bool{}, early: map[uint64]bool{}, since: time.Now().Add(-time.Minute),
+		hook: commitHook{committed: func(id uint64, recs []*record) {
+			ids = append(ids, id)
+			for _, r := range recs {
+				got = append(got, fmt.Sprintf("%s %s %d", r.ID, r.State, r.Attempts))
+			}
+		}},
+		onChange: func(*record) {}}
+	now := time.Now().UTC()
+	payload := func(state State, attempts int, isNew bool) string {
+		b, err := json.Marshal(struct {
+			*record
+			New bool `json:"new,omitempty"`
+		}{&record{Seq: 7, ID: "x", Printer: "line1", Job: json.RawMessage(`{"labelName":"L"}`), ExpireAfter: time.Hour,
+			State: state, Attempts: attempts, Enqueued: now, Updated: now}, isNew})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, p := range []string{payload(Sending, 1, false), payload(Pending, 0, true), payload(Sent, 1, false)} {
+		s.told++
+		s.heard(context.Background(), p)
+	}
+	if want := []string{"x pending 0", "x sending 1", "x sent 1"}; !slices.Equal(got, want) {
+		t.Errorf("told %q, want %q", got, want)
+	}
+	if !slices.Equal(ids, []uint64{1, 2, 3}) {
+		t.Errorf("change numbers %v, want 1 2 3 without a gap", ids)
 	}
 }
