@@ -196,8 +196,9 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// Outbox is a durable queue of print intents in one file. It is safe for concurrent use; one
-// Run delivers while any number of goroutines Enqueue, Get, List, Cancel and Resend.
+// Outbox is a durable queue of print intents in one file (Open) or one queue of a PostgreSQL
+// database (OpenPostgres). It is safe for concurrent use; one Run delivers while any number of
+// goroutines Enqueue, Get, List, Cancel and Resend.
 type Outbox struct {
 	store  store
 	client *labelprinter.Client

@@ -164,8 +164,12 @@ type pgStore struct {
 // lease ran out turns the entries that holder left Sending into Unknown, as Open does with a
 // file after a crash. Leases, expiry and Prune go by the database's clock. Wait and
 // WithStateChange hear of the changes every process commits on the queue, through
-// LISTEN/NOTIFY, in commit order. Tables of a newer version are refused with an error that
-// says so. No error of the outbox carries the DSN's password.
+// LISTEN/NOTIFY, each entry's changes in order and all but new entries' in commit order (a
+// new entry is told just after its commit); an Outbox that never runs keeps what
+// WithStateChange has to tell in memory until Close, other processes' changes included.
+// Tables of a newer version are refused with an error that says so. No error of the outbox
+// carries the DSN's password. Enqueue fails as soon as the database cannot be reached (a
+// connection attempt is bounded by 5 s when the DSN sets no connect_timeout).
 func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client, opts ...Option) (*Outbox, error) {
 	if ctx == nil {
 		return nil, invalid("OpenPostgres", "nil context")

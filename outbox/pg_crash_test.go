@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -258,4 +259,69 @@ func TestPostgresCrashRunners(t *testing.T) {
 	sort.Strings(keys)
 	t.Logf("%d intents from %d producers, 3 runners, %d SIGKILLs of a runner holding lanes (%d lanes held by them), in %v: %d sent, %d unknown, 0 printed twice",
 		len(entries), producers, kills, heldByKilled, time.Since(start).Round(time.Millisecond), byState[Sent], byState[Unknown])
+}
+
+// TestPostgresPausedRunner: a runner is stopped (SIGSTOP, as a long pause of a VM or the
+// collector would) while its request is at the printer; its lease runs out and another Run
+// takes the lane, turning that entry Unknown and delivering the next ones. When the paused
+// runner goes on, its answer changes nothing and it sends nothing more: every job reaches the
+// printer once.
+func TestPostgresPausedRunner(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	srv, rec := startSim(t, nil)
+	openPG(t, dsn, pgCrashQueue, nil).Close()
+	held := make(chan struct{})
+	release := make(chan struct{})
+	rec.setOnJob(func(desc string, serve func()) bool {
+		if desc == "first" {
+			close(held)
+			<-release
+		}
+		serve()
+		return true
+	})
+	producer := openPG(t, dsn, pgCrashQueue, nil)
+	for _, id := range []string{"first", "second", "third"} {
+		enqueue(t, producer, Intent{ID: id, Printer: "line1", Job: job(id)})
+	}
+	paused := startPGRunner(t, dsn, srv.URL)
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first job did not arrive")
+	}
+	if err := paused.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	other := openPG(t, dsn, pgCrashQueue, newClient(t, srv.URL), WithLeaseTTL(time.Second))
+	running(t, other)
+	if e, err := other.Wait(context.Background(), "third"); err != nil || e.State != Sent {
+		t.Fatalf("third: %v %v", e.State, err)
+	}
+	t.Logf("the lane was delivered again %v after the pause", time.Since(start).Round(time.Millisecond))
+	if e, _ := other.Get("first"); e.State != Unknown {
+		t.Errorf("first: %s, want unknown", e.State)
+	}
+	close(release)
+	_ = paused.cmd.Process.Signal(syscall.SIGCONT)
+	time.Sleep(1500 * time.Millisecond) // the paused runner's answer, and a look at the lanes
+	_ = paused.stdin.Close()
+	t0 := time.Now()
+	if err := <-paused.done; err != nil {
+		t.Errorf("paused runner: %v", err)
+	}
+	t.Logf("stopped in %v", time.Since(t0))
+	if e, _ := other.Get("first"); e.State != Unknown {
+		t.Errorf("first after the paused runner went on: %s", e.State)
+	}
+	for d, n := range rec.counts() {
+		if n != 1 {
+			t.Errorf("%s reached the printer %d times", d, n)
+		}
+	}
+	// In the order they reached the printer (the first one's answer came last).
+	if got := rec.sentPosts(); !slices.Equal(got, []string{"printers/line1/printJob first", "printers/line1/printJob second", "printers/line1/printJob third"}) {
+		t.Errorf("reached the printer: %q", got)
+	}
 }

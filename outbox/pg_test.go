@@ -344,6 +344,13 @@ func TestPostgresOutage(t *testing.T) {
 	if _, err := ob.Get("during"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the failed Enqueue stored something: %v", err)
 	}
+	// One printer: at most the one entry in flight when the database went away is in doubt.
+	if unknown, _ := ob.List(Unknown); len(unknown) > 1 {
+		t.Errorf("%d unknown entries: %v", len(unknown), ids(unknown))
+	}
+	if all, _ := ob.List(); len(all) != 10 {
+		t.Errorf("%d entries, want 10", len(all))
+	}
 }
 
 // TestPostgresPendingToldFirst: a new entry is told just after its commit, so a Run in

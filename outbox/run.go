@@ -115,8 +115,14 @@ type delivery struct {
 // Run delivers Pending entries until ctx ends or Close is called, then lets the requests in
 // flight settle (up to 5 s, after which they are cut off and become Unknown) and returns nil.
 // It wakes at once on Enqueue and Resend, and otherwise sleeps until the next retry or expiry
-// is due. A failure to write the file stops it with that error. Only one Run (or Drain) may be
-// active at a time, and it needs the Client given to Open.
+// is due. A failure to write the file stops it with that error. Only one Run (or Drain) of an
+// Outbox may be active at a time, and it needs the Client given to Open.
+//
+// On a queue in PostgreSQL (OpenPostgres) Run delivers the printers whose lease it holds: it
+// takes the lanes nobody holds (or whose holder's lease ran out) and renews its leases while
+// it runs, and gives them up when it returns. A failure of the database does not stop it: it
+// logs it (with WithLogger) and tries again, waiting 0.1 s, then twice as long each time, up to
+// 5 s.
 func (o *Outbox) Run(ctx context.Context) error { return o.run(ctx, "Run", false) }
 
 // Drain is Run for a batch job: it delivers every entry that is due, one printer's entries
@@ -125,7 +131,9 @@ func (o *Outbox) Run(ctx context.Context) error { return o.run(ctx, "Run", false
 // out its retry interval, and holds back the later entries of its printer, which stay
 // Pending too: the next Run or Drain sends them. Every entry Drain sends is settled (or
 // Pending again) when it returns. ctx, Close and a failure of the file end it as they end Run,
-// except that it returns ctx's error (or, after Close, an error) when it had not drained.
+// except that it returns ctx's error (or, after Close, an error) when it had not drained. On
+// a queue in PostgreSQL it delivers the printers it can take; those another live Run holds
+// are that Run's, and stay as they are.
 func (o *Outbox) Drain(ctx context.Context) error { return o.run(ctx, "Drain", true) }
 
 func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
