@@ -165,6 +165,7 @@ var (
 type Option func(*options) error
 
 type options struct {
+	clock    func() time.Time // the host's clock, for a test of clocks that differ
 	leaseTTL time.Duration
 	retry    time.Duration
 	logger   *slog.Logger

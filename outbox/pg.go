@@ -129,7 +129,8 @@ type pgStore struct {
 	ttl    time.Duration
 	secret []string // what to take out of every error: the password, as written and as sent
 
-	offset atomic.Int64 // the database's clock minus this host's, in ns
+	offset atomic.Int64     // the database's clock minus this host's, in ns
+	clock  func() time.Time // this host's clock: time.Now, but for tests
 
 	// The listener: a connection of its own that LISTENs on the queue's channel.
 	connCfg  *pgx.ConnConfig
@@ -204,8 +205,11 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 		cfg.MaxConns = pgMaxConns
 	}
 	ob := newOutbox(c, o)
-	s := &pgStore{queue: queue, ttl: o.leaseTTL, secret: secret, connCfg: cfg.ConnConfig.Copy(), hook: ob.hook(),
+	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, secret: secret, connCfg: cfg.ConnConfig.Copy(), hook: ob.hook(),
 		owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{}}
+	if o.clock != nil {
+		s.clock = o.clock
+	}
 	sum := md5.Sum([]byte(queue))
 	s.channel = "lpo_" + hex.EncodeToString(sum[:])
 	s.onChange = func(r *record) {
@@ -228,13 +232,13 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 		return nil, err
 	}
 	s.hook.first(1)
-	s.since = time.Now().Add(time.Duration(s.offset.Load()) - time.Second) // a second's margin for the clocks' measure
+	s.since = s.clock().Add(time.Duration(s.offset.Load()) - time.Second) // a second's margin for the clocks' measure
 	if err := s.listen(); err != nil {
 		s.pool.Close()
 		return nil, err
 	}
 	ob.store = s
-	ob.now = func() time.Time { return time.Now().Add(time.Duration(s.offset.Load())) }
+	ob.now = func() time.Time { return s.clock().Add(time.Duration(s.offset.Load())) }
 	return ob, nil
 }
 
@@ -381,12 +385,12 @@ func (v newerTables) Error() string {
 
 // measure takes the database's clock, so that this host's deadlines follow it.
 func (s *pgStore) measure(ctx context.Context) error {
-	before := time.Now()
+	before := s.clock()
 	var db time.Time
 	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&db); err != nil {
 		return s.fail("reading the clock", err)
 	}
-	after := time.Now()
+	after := s.clock()
 	mid := before.Add(after.Sub(before) / 2)
 	s.offset.Store(int64(db.Sub(mid)))
 	return nil

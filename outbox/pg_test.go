@@ -46,11 +46,14 @@ func sqlExec(t testing.TB, dsn, sql string, args ...any) {
 
 // TestPostgresClaimWorkers is the shape of the claim that a single-statement SKIP LOCKED
 // query fails: several Runs deliver one queue of three printers at once, while entries keep
-// coming. Every job reaches its printer once, and each printer's in enqueue order.
+// coming. Every job reaches its printer once, each printer's in enqueue order, and no printer
+// ever has two requests at once.
 func TestPostgresClaimWorkers(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	printers := []string{"p1", "p2", "p3"}
 	srv, rec := startSimWith(t, nil, printers...)
+	guard := &laneGuard{busy: map[string]bool{}}
+	rec.setOnJob(guard.onJob)
 	const workers, jobs = 6, 300
 	for range workers {
 		running(t, openPG(t, dsn, "q", newClient(t, srv.URL)))
@@ -86,6 +89,11 @@ func TestPostgresClaimWorkers(t *testing.T) {
 			t.Errorf("%s received %d jobs, out of order or missing:\n%v\nwant\n%v", p, len(got[p]), got[p], want[p])
 		}
 	}
+	guard.mu.Lock()
+	if len(guard.overlap) > 0 {
+		t.Errorf("two requests at one printer at once: %v", guard.overlap)
+	}
+	guard.mu.Unlock()
 	all, _ := producer.List()
 	for _, e := range all {
 		if e.State != Sent || e.Attempts != 1 {
@@ -388,5 +396,85 @@ func TestPostgresPendingToldFirst(t *testing.T) {
 	}
 	if !slices.Equal(ids, []uint64{1, 2, 3}) {
 		t.Errorf("change numbers %v, want 1 2 3 without a gap", ids)
+	}
+}
+
+// laneGuard fails the test when two requests for one printer are at the printer at once.
+type laneGuard struct {
+	mu      sync.Mutex
+	busy    map[string]bool
+	overlap []string
+}
+
+func (g *laneGuard) onJob(desc string, serve func()) bool {
+	p := strings.SplitN(desc, "-", 2)[0]
+	g.mu.Lock()
+	if g.busy[p] {
+		g.overlap = append(g.overlap, desc)
+	}
+	g.busy[p] = true
+	g.mu.Unlock()
+	time.Sleep(time.Millisecond) // long enough for a second request to meet this one
+	serve()
+	g.mu.Lock()
+	g.busy[p] = false
+	g.mu.Unlock()
+	return true
+}
+
+// TestPostgresClocksAnHourApart: two Runs whose hosts' clocks differ by an hour share a queue
+// of three printers; leases go by the database's clock, so no printer ever has two requests
+// from them at once, every job reaches it once and in order.
+func TestPostgresClocksAnHourApart(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	printers := []string{"p1", "p2", "p3"}
+	srv, rec := startSimWith(t, nil, printers...)
+	guard := &laneGuard{busy: map[string]bool{}}
+	rec.setOnJob(guard.onJob)
+	ahead := func() time.Time { return time.Now().Add(time.Hour) }
+	behind := func() time.Time { return time.Now().Add(-time.Hour) }
+	var runs []*Outbox
+	for _, clock := range []func() time.Time{ahead, behind} {
+		ob := openPG(t, dsn, "q", newClient(t, srv.URL), WithLeaseTTL(500*time.Millisecond), func(o *options) error { o.clock = clock; return nil })
+		running(t, ob)
+		runs = append(runs, ob)
+	}
+	want := map[string][]string{}
+	for i := range 90 {
+		p := printers[i%len(printers)]
+		id := fmt.Sprintf("%s-%03d", p, i)
+		want[p] = append(want[p], id)
+		if i == 45 {
+			// The lanes change hands: the Run ahead stops and gives its lanes up.
+			time.Sleep(200 * time.Millisecond)
+			if err := runs[0].Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		producer := runs[i%2]
+		if i >= 45 {
+			producer = runs[1]
+		}
+		enqueue(t, producer, Intent{ID: id, Printer: p, Job: job(id), ExpireAfter: 10 * time.Minute})
+	}
+	waitFor(t, "every job sent", func() bool { es, _ := runs[1].List(Sent); return len(es) == 90 })
+	got := map[string][]string{}
+	for _, d := range rec.received() {
+		p := strings.SplitN(d, "-", 2)[0]
+		got[p] = append(got[p], d)
+	}
+	for _, p := range printers {
+		if !slices.Equal(got[p], want[p]) {
+			t.Errorf("%s received %v", p, got[p])
+		}
+	}
+	guard.mu.Lock()
+	defer guard.mu.Unlock()
+	if len(guard.overlap) > 0 {
+		t.Errorf("two requests at one printer at once: %v", guard.overlap)
+	}
+	// Neither clock expired anything: ExpireAfter counts by the database's clock.
+	if es, _ := runs[1].List(Expired); len(es) > 0 {
+		t.Errorf("%d expired", len(es))
 	}
 }
