@@ -185,18 +185,9 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	if o.leaseTTL == 0 {
 		o.leaseTTL = defaultLeaseTTL
 	}
-	secret := dsnSecrets(dsn)
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, secret, err := parseDSN(dsn)
 	if err != nil {
-		var pe *pgconn.ParseConfigError
-		if errors.As(err, &pe) {
-			// Its text masks the password; its ConnString field does not, so it is not wrapped.
-			return nil, fmt.Errorf("%w: outbox.OpenPostgres: %s", labelprinter.ErrInvalidArgument, redact(pe.Error(), secret))
-		}
-		return nil, fmt.Errorf("%w: outbox.OpenPostgres: %s", labelprinter.ErrInvalidArgument, redact(err.Error(), secret))
-	}
-	if cfg.ConnConfig.Password != "" {
-		secret = append(secret, cfg.ConnConfig.Password, url.QueryEscape(cfg.ConnConfig.Password), url.PathEscape(cfg.ConnConfig.Password))
+		return nil, err
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = pgConnectTimeout
@@ -242,6 +233,23 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	return ob, nil
 }
 
+// parseDSN reads dsn as pgx does and returns, beside the pool's configuration, what must be
+// taken out of every error: the password as the DSN writes it and as it is sent. Its own error
+// says what is wrong without the password.
+func parseDSN(dsn string) (*pgxpool.Config, []string, error) {
+	secret := dsnSecrets(dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// A ParseConfigError's text masks the password as well as it can; its ConnString
+		// field does not, so no error of pgx's is wrapped, only its text, redacted again.
+		return nil, nil, fmt.Errorf("%w: outbox.OpenPostgres: %s", labelprinter.ErrInvalidArgument, redact(err.Error(), secret))
+	}
+	if p := cfg.ConnConfig.Password; p != "" {
+		secret = append(secret, p, url.QueryEscape(p), url.PathEscape(p), userinfoEscape(p))
+	}
+	return cfg, secret, nil
+}
+
 // checkQueue refuses a queue name that would not survive a listing or a log line.
 func checkQueue(q string) error {
 	switch {
@@ -277,7 +285,7 @@ func dsnSecrets(dsn string) []string {
 	var out []string
 	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
 		if p, ok := u.User.Password(); ok && p != "" {
-			out = append(out, p, url.QueryEscape(p), url.PathEscape(p))
+			out = append(out, p, url.QueryEscape(p), url.PathEscape(p), userinfoEscape(p))
 		}
 		for k, vs := range u.Query() {
 			if strings.Contains(strings.ToLower(k), "password") {
@@ -295,6 +303,11 @@ func dsnSecrets(dsn string) []string {
 		}
 	}
 	return out
+}
+
+// userinfoEscape is p as a URL's userinfo writes it.
+func userinfoEscape(p string) string {
+	return strings.TrimPrefix(url.UserPassword("", p).String(), ":")
 }
 
 // redact replaces every secret in s.
