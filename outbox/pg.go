@@ -673,7 +673,7 @@ func (s *pgStore) forget(ctx context.Context, _ time.Time, olderThan time.Durati
 	return int(tag.RowsAffected()), nil
 }
 
-// poll is how often a Run looks at the lanes: to renew its leases (three times or more per
+// poll is how often a Run looks at the lanes: to renew its leases (four times or more per
 // lease) and to take over lanes whose holder's lease ran out.
 func (s *pgStore) poll() time.Duration { return min(s.ttl/4, time.Second) }
 
