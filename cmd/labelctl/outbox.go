@@ -216,6 +216,12 @@ func (a *app) outboxCommand() *cobra.Command {
 				h = slog.NewJSONHandler(a.stdout, nil)
 			}
 			var tally drainTally
+			if isPostgres(db) {
+				// WithStateChange tells of every process's changes on a shared queue: the
+				// summary counts those this run logged, its own.
+				tally.mine = map[string]bool{}
+				h = &mineHandler{Handler: h, tally: &tally}
+			}
 			opts := []outbox.Option{outbox.WithLogger(slog.New(h)), outbox.WithRetryInterval(retry)}
 			if drain { // a run without end would keep every ID it ever saw
 				opts = append(opts, outbox.WithStateChange(tally.add))
@@ -293,6 +299,25 @@ type drainTally struct {
 	mu    sync.Mutex
 	order []string
 	last  map[string]outbox.State
+	mine  map[string]bool // on a shared queue, the entries this run changed; nil for a file
+}
+
+// mineHandler notes the entries of the changes the outbox logs, which are this run's own.
+type mineHandler struct {
+	slog.Handler
+	tally *drainTally
+}
+
+func (h *mineHandler) Handle(ctx context.Context, r slog.Record) error {
+	r.Attrs(func(at slog.Attr) bool {
+		if at.Key == "id" {
+			h.tally.mu.Lock()
+			h.tally.mine[at.Value.String()] = true
+			h.tally.mu.Unlock()
+		}
+		return true
+	})
+	return h.Handler.Handle(ctx, r)
 }
 
 func (d *drainTally) add(e outbox.Entry) {
@@ -313,6 +338,9 @@ func (a *app) drainSummary(d *drainTally, left []outbox.Entry) error {
 	d.mu.Lock()
 	byState := map[outbox.State][]string{}
 	for _, id := range d.order {
+		if d.mine != nil && !d.mine[id] {
+			continue // another process's
+		}
 		if s := d.last[id]; s != outbox.Pending {
 			byState[s] = append(byState[s], id)
 		}

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/labelprinter/go-labelprinter/internal/pgtest"
+	"github.com/labelprinter/go-labelprinter/outbox"
 )
 
 // TestOutboxPostgres: every outbox command works on a queue in PostgreSQL, and enqueue and
@@ -102,5 +105,29 @@ func TestOutboxPostgresUnreachable(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
+	}
+}
+
+// TestOutboxDrainCountsItsOwn: on a shared queue, run --drain's summary counts the entries
+// this run logged, not what another runner delivered from the same queue meanwhile, which
+// WithStateChange also tells.
+func TestOutboxDrainCountsItsOwn(t *testing.T) {
+	var out strings.Builder
+	a := &app{stdout: &out}
+	tally := &drainTally{mine: map[string]bool{}}
+	log := slog.New(&mineHandler{Handler: &changeHandler{w: io.Discard}, tally: tally})
+	for _, e := range []outbox.Entry{
+		{Intent: outbox.Intent{ID: "mine"}, State: outbox.Sent},
+		{Intent: outbox.Intent{ID: "theirs"}, State: outbox.Sent},
+		{Intent: outbox.Intent{ID: "theirs-lost"}, State: outbox.Unknown},
+	} {
+		tally.add(e)
+	}
+	log.Info("outbox: sent", "id", "mine", "state", "sent")
+	if err := a.drainSummary(tally, nil); err != nil {
+		t.Errorf("summary: %v", err)
+	}
+	if !strings.Contains(out.String(), "sent      1  by this run") || !strings.Contains(out.String(), "unknown   0") {
+		t.Errorf("summary:\n%s", out.String())
 	}
 }
