@@ -31,7 +31,7 @@ func (a *app) outboxCommand() *cobra.Command {
 			"them; a job whose fate is unclear (the answer was lost, the process died while sending)\n" +
 			"becomes unknown and waits: check the printer, then 'resend' or 'cancel' it.\n" +
 			"With --db postgres://... the outbox is the queue --queue-name in that PostgreSQL database,\n" +
-			"which any number of 'run's, bridges and 'enqueue's may use at once.",
+			"which any number of 'run's and 'enqueue's, on any number of machines, may use at once.",
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", a.env("LABELPRINTER_OUTBOX"), "outbox file, or a postgres:// URL (env LABELPRINTER_OUTBOX)")
 	cmd.PersistentFlags().StringVar(&queueName, "queue-name", "default", "the queue in the PostgreSQL database of --db postgres://...")
