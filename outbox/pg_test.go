@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -476,5 +478,28 @@ func TestPostgresClocksAnHourApart(t *testing.T) {
 	// Neither clock expired anything: ExpireAfter counts by the database's clock.
 	if es, _ := runs[1].List(Expired); len(es) > 0 {
 		t.Errorf("%d expired", len(es))
+	}
+}
+
+// TestPostgresPassfile: a DSN without a password takes it from PGPASSFILE, as libpq does, and
+// keeps it out of errors too.
+func TestPostgresPassfile(t *testing.T) {
+	const pw = "Passfile-pw9"
+	pass := filepath.Join(t.TempDir(), "pgpass")
+	if err := os.WriteFile(pass, []byte("127.0.0.1:1:*:lp:"+pw+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PGPASSFILE", pass)
+	dsn := "postgres://lp@127.0.0.1:1/plant?connect_timeout=2"
+	cfg, _, err := parseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ConnConfig.Password != pw {
+		t.Errorf("password %q, want the passfile's", cfg.ConnConfig.Password)
+	}
+	_, err = OpenPostgres(context.Background(), dsn, "q", nil)
+	if err == nil || strings.Contains(err.Error(), pw) {
+		t.Errorf("error: %v", err)
 	}
 }
