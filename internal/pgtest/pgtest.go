@@ -189,6 +189,11 @@ func (s *Server) start() error {
 		"-p", strconv.Itoa(s.port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="+s.dir,
 		"-c", "max_connections=300", "-c", "fsync=on", "-c", "synchronous_commit=on")
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	// A test binary that dies before Stop (a panic, a timeout) takes its server with it.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
 	if err := cmd.Start(); err != nil {
 		_ = logf.Close()
 		return fmt.Errorf("starting postgres: %w", err)
