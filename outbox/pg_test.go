@@ -1,10 +1,12 @@
 package outbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -317,7 +319,14 @@ func TestPostgresOutage(t *testing.T) {
 	defer srvPG.Stop()
 	dsn := pgtest.WithParam(srvPG.AdminDSN(), "password", "Outage-pw-9")
 	srv, rec := startSim(t, nil)
-	ob := openPG(t, dsn, "q", newClient(t, srv.URL), WithLeaseTTL(time.Second))
+	var logMu sync.Mutex
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	ob := openPG(t, dsn, "q", newClient(t, srv.URL), WithLeaseTTL(time.Second), WithLogger(logger))
 	running(t, ob)
 	for i := range 5 {
 		enqueue(t, ob, Intent{ID: fmt.Sprint("before-", i), Printer: "line1", Job: job(fmt.Sprint("before-", i))})
@@ -337,7 +346,11 @@ func TestPostgresOutage(t *testing.T) {
 	if strings.Contains(err.Error(), "Outage-pw-9") {
 		t.Errorf("the password is in the error: %v", err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	waitFor(t, "Run to log the failure", func() bool {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return strings.Contains(logs.String(), "the database failed; retrying")
+	})
 	srvPG.StartServer(t)
 	for i := range 5 {
 		enqueue(t, ob, Intent{ID: fmt.Sprint("after-", i), Printer: "line1", Job: job(fmt.Sprint("after-", i))})
@@ -354,6 +367,11 @@ func TestPostgresOutage(t *testing.T) {
 	if _, err := ob.Get("during"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the failed Enqueue stored something: %v", err)
 	}
+	logMu.Lock()
+	if strings.Contains(logs.String(), "Outage-pw-9") {
+		t.Errorf("the password is in the log:\n%s", logs.String())
+	}
+	logMu.Unlock()
 	// One printer: at most the one entry in flight when the database went away is in doubt.
 	if unknown, _ := ob.List(Unknown); len(unknown) > 1 {
 		t.Errorf("%d unknown entries: %v", len(unknown), ids(unknown))
