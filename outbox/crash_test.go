@@ -40,6 +40,8 @@ func childMain() (code int, ok bool) {
 		err = crashChild(os.Getenv(childDB), os.Getenv(childURL))
 	case "hold":
 		err = holdChild(os.Getenv(childDB))
+	case "pgrun":
+		err = pgRunChild(os.Getenv(childDB), os.Getenv(childURL))
 	default:
 		err = errors.New("unknown child mode")
 	}

@@ -15,6 +15,17 @@
 // Files written before kinds and pruned IDs existed open unchanged and are marked with the
 // newer format, which older versions refuse to open rather than misread.
 //
+// # PostgreSQL
+//
+// [OpenPostgres] keeps the entries in a queue of a PostgreSQL database instead, with the same
+// methods and meaning: any number of Outboxes, in any number of processes on any number of
+// machines, may use one queue at once. Each printer's entries are delivered by one [Outbox.Run]
+// at a time, the one that holds the printer's lease (a row renewed while it delivers, see
+// [WithLeaseTTL]); when its holder dies, another Run takes the lane over once the lease has run
+// out and turns the entry the holder left Sending into Unknown. Leases, expiry and Prune go by
+// the database's clock, and Wait and WithStateChange hear of every process's changes through
+// LISTEN/NOTIFY.
+//
 // # Kinds
 //
 // An [Intent] is a print job ([KindPrintJob], the zero value), a deselect of every job

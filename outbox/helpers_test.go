@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 	"github.com/labelprinter/go-labelprinter/printersim"
 	"go.uber.org/goleak"
 )
@@ -27,7 +29,17 @@ func TestMain(m *testing.M) {
 	if code, ok := childMain(); ok {
 		os.Exit(code)
 	}
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	// The PostgreSQL the tests started, if any, stops once they are done, before goroutines
+	// are counted, as goleak.VerifyTestMain counts them.
+	pgtest.Stop()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: Errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // recorder sits in front of the simulator: it records the Description of every printJob that
@@ -187,6 +199,12 @@ func (rec *recorder) counts() map[string]int {
 // startSim serves a simulator with printers line1 and line2 and a label "L" behind a recorder.
 func startSim(t testing.TB, ln net.Listener) (*printersim.Server, *recorder) {
 	t.Helper()
+	return startSimWith(t, ln, "line1", "line2")
+}
+
+// startSimWith serves a simulator with the printers named and a label "L" behind a recorder.
+func startSimWith(t testing.TB, ln net.Listener, printers ...string) (*printersim.Server, *recorder) {
+	t.Helper()
 	if ln == nil {
 		var err error
 		ln, err = net.Listen("tcp", "127.0.0.1:0")
@@ -196,7 +214,7 @@ func startSim(t testing.TB, ln net.Listener) (*printersim.Server, *recorder) {
 	}
 	// A client may be waiting for this address already: its print jobs wait for the label.
 	rec := &recorder{ready: make(chan struct{})}
-	srv := printersim.Serve(ln, printersim.New(printersim.WithPrinters("line1", "line2")), rec.wrap)
+	srv := printersim.Serve(ln, printersim.New(printersim.WithPrinters(printers...)), rec.wrap)
 	t.Cleanup(srv.Close)
 	c := newClient(t, srv.URL)
 	if err := c.Labels.Put(context.Background(), "L", json.RawMessage(`{"format":3}`)); err != nil {

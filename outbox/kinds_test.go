@@ -17,9 +17,11 @@ import (
 
 // TestKindsInOrder: print jobs, triggers and deselects of one printer go out one at a time in
 // enqueue order, each as its own request, and each answer settles its own entry.
-func TestKindsInOrder(t *testing.T) {
+func TestKindsInOrder(t *testing.T) { eachStore(t, testKindsInOrder) }
+
+func testKindsInOrder(t *testing.T, st testStore) {
 	srv, rec := startSim(t, nil)
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	for _, in := range []Intent{
 		{ID: "select", Printer: "line1", Job: job("select")},
 		{ID: "trigger1", Printer: "line1", Kind: KindTrigger},
@@ -65,9 +67,11 @@ func TestKindsInOrder(t *testing.T) {
 	}
 }
 
-func TestKindRules(t *testing.T) {
+func TestKindRules(t *testing.T) { eachStore(t, testKindRules) }
+
+func testKindRules(t *testing.T, st testStore) {
 	srv, _ := startSim(t, nil)
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	for name, in := range map[string]Intent{
 		"print job without a job":       {ID: "a", Printer: "line1"},
 		"deselect with a job":           {ID: "a", Printer: "line1", Kind: KindDeselect, Job: job("x")},
@@ -102,21 +106,14 @@ func TestKindRules(t *testing.T) {
 
 // TestKindsSurviveReopen: the kind is stored, and an entry of each kind comes back from the
 // file as it went in.
-func TestKindsSurviveReopen(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "k.outbox")
-	ob, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestKindsSurviveReopen(t *testing.T) { eachStore(t, testKindsSurviveReopen) }
+
+func testKindsSurviveReopen(t *testing.T, st testStore) {
+	ob := st.open(t, nil)
 	enqueue(t, ob, Intent{ID: "p", Printer: "line1", Job: job("p")})
 	enqueue(t, ob, Intent{ID: "d", Kind: KindDeselect})
 	enqueue(t, ob, Intent{ID: "t", Printer: "line1", Kind: KindTrigger})
-	ob.Close()
-	ob, err = Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ob.Close()
+	ob = st.reopen(t, ob, nil)
 	all, err := ob.List()
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +214,7 @@ func copyFile(t *testing.T, from string) string {
 func format(t *testing.T, ob *Outbox) string {
 	t.Helper()
 	var f string
-	if err := ob.db.View(func(tx *bolt.Tx) error {
+	if err := ob.store.(*boltStore).db.View(func(tx *bolt.Tx) error {
 		f = string(tx.Bucket(bucketMeta).Get(keyFormat))
 		return nil
 	}); err != nil {

@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
-	bolt "go.etcd.io/bbolt"
 )
 
 // This file holds how committed changes reach the outbox's owner: the WithStateChange callback,
@@ -133,31 +132,25 @@ func (n *notifier) loop() {
 	}
 }
 
-// track registers the commit handler of tx once, however many batched writes share it: it
-// counts the commit, hands the transaction's changes to the notifier and wakes the Waits of
-// the entries it changed. bbolt runs write transactions one at a time, so curTx and curChanges
-// need no lock of their own.
-func (o *Outbox) track(tx *bolt.Tx) {
-	if o.curTx == tx {
-		return
+// hook is what the store calls on its commits: it counts the commit, hands the changes to the
+// notifier and wakes the Waits of the entries they changed.
+func (o *Outbox) hook() commitHook {
+	return commitHook{
+		first: func(id uint64) {
+			if o.notify != nil {
+				o.notify.next = id
+			}
+		},
+		committed: func(id uint64, recs []*record) {
+			o.commits.Add(1)
+			if o.notify != nil {
+				o.notify.committed(id, recs)
+			}
+			if len(recs) > 0 {
+				o.wakeWaiters(recs)
+			}
+		},
 	}
-	ch := &txChanges{id: uint64(tx.ID())}
-	o.curTx, o.curChanges = tx, ch
-	tx.OnCommit(func() {
-		o.commits.Add(1)
-		if o.notify != nil {
-			o.notify.committed(ch.id, ch.recs)
-		}
-		if len(ch.recs) > 0 {
-			o.wakeWaiters(ch.recs)
-		}
-	})
-}
-
-// changed records r as changed by the current write transaction. It is only called inside
-// write transactions, after track; r must not be modified afterwards.
-func (o *Outbox) changed(r *record) {
-	o.curChanges.recs = append(o.curChanges.recs, r)
 }
 
 // wakeWaiters wakes the Waits of the entries in recs.
@@ -204,6 +197,18 @@ func (o *Outbox) Wait(ctx context.Context, id string) (Entry, error) {
 			o.unwait(id, c)
 			return Entry{}, errClosed
 		}
+	}
+}
+
+// wakeAllWaiters wakes every Wait, to read its entry again: changes may have gone unheard.
+func (o *Outbox) wakeAllWaiters() {
+	o.waitMu.Lock()
+	defer o.waitMu.Unlock()
+	for id, list := range o.waiters {
+		for _, c := range list {
+			close(c)
+		}
+		delete(o.waiters, id)
 	}
 }
 

@@ -113,7 +113,9 @@ func TestStateChange(t *testing.T) {
 
 // TestStateChangeSlowCallback: a callback that does not return holds up neither delivery nor
 // Enqueue nor Wait; what it has not taken waits, in order, and Close waits for the rest.
-func TestStateChangeSlowCallback(t *testing.T) {
+func TestStateChangeSlowCallback(t *testing.T) { eachStore(t, testStateChangeSlowCallback) }
+
+func testStateChangeSlowCallback(t *testing.T, st testStore) {
 	srv, _ := startSim(t, nil)
 	release := make(chan struct{})
 	var log changeLog
@@ -123,7 +125,7 @@ func TestStateChangeSlowCallback(t *testing.T) {
 		<-release
 		log.add(e)
 	}
-	ob, _ := openOutbox(t, newClient(t, srv.URL), WithStateChange(slow))
+	ob := st.open(t, newClient(t, srv.URL), WithStateChange(slow))
 	running(t, ob)
 	const n = 20
 	for i := range n {
@@ -171,13 +173,11 @@ func TestStateChangeSlowCallback(t *testing.T) {
 }
 
 // TestStateChangeWithoutRun: an outbox that never runs has its changes told by Close.
-func TestStateChangeWithoutRun(t *testing.T) {
+func TestStateChangeWithoutRun(t *testing.T) { eachStore(t, testStateChangeWithoutRun) }
+
+func testStateChangeWithoutRun(t *testing.T, st testStore) {
 	var log changeLog
-	path := filepath.Join(t.TempDir(), "n.outbox")
-	ob, err := Open(path, nil, WithStateChange(log.add))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ob := st.open(t, nil, WithStateChange(log.add))
 	enqueue(t, ob, Intent{ID: "a", Job: job("a")})
 	if err := ob.Cancel("a"); err != nil {
 		t.Fatal(err)
@@ -188,7 +188,7 @@ func TestStateChangeWithoutRun(t *testing.T) {
 	if got := steps(log.get()); !slices.Equal(got, []string{"a pending", "a cancelled"}) {
 		t.Errorf("changes %q", got)
 	}
-	if _, err := Open(path, nil, WithStateChange(nil)); !isInvalid(err) {
+	if _, err := Open(filepath.Join(t.TempDir(), "n.outbox"), nil, WithStateChange(nil)); !isInvalid(err) {
 		t.Errorf("nil callback: %v", err)
 	}
 }
@@ -219,7 +219,7 @@ func TestStateChangeCommitOrder(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 25 {
-				if err := ob.write(func(*bolt.Tx) error { return boom }); !errors.Is(err, boom) {
+				if err := ob.store.(*boltStore).write(func(*bolt.Tx) error { return boom }); !errors.Is(err, boom) {
 					t.Errorf("failing write: %v", err)
 				}
 			}
@@ -246,10 +246,12 @@ func TestStateChangeCommitOrder(t *testing.T) {
 	}
 }
 
-func TestWait(t *testing.T) {
+func TestWait(t *testing.T) { eachStore(t, testWait) }
+
+func testWait(t *testing.T, st testStore) {
 	srv, rec := startSim(t, nil)
 	rec.setDown("line1", true)
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	enqueue(t, ob, Intent{ID: "later", Printer: "line1", Job: job("later")})
 	enqueue(t, ob, Intent{ID: "cancel-me", Printer: "line2", Job: job("c"), ExpireAfter: time.Hour})
 	ctx := context.Background()
@@ -300,8 +302,10 @@ func TestWait(t *testing.T) {
 }
 
 // TestWaitEndsAtClose: Close ends a Wait that would otherwise last.
-func TestWaitEndsAtClose(t *testing.T) {
-	ob, _ := openOutbox(t, nil)
+func TestWaitEndsAtClose(t *testing.T) { eachStore(t, testWaitEndsAtClose) }
+
+func testWaitEndsAtClose(t *testing.T, st testStore) {
+	ob := st.open(t, nil)
 	enqueue(t, ob, Intent{ID: "x", Job: job("x")})
 	errc := make(chan error, 1)
 	go func() { _, err := ob.Wait(context.Background(), "x"); errc <- err }()

@@ -1,14 +1,12 @@
 package outbox
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,8 +14,6 @@ import (
 	"unicode/utf8"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
-	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // State is where an entry is on its way to the printer.
@@ -141,6 +137,9 @@ const (
 	maxRetryInterval     = time.Minute
 	// lockTimeout bounds how long Open waits for the file lock before ErrLocked.
 	lockTimeout = 500 * time.Millisecond
+	// opTimeout bounds the operations whose methods take no context (Get, List, Cancel,
+	// Resend, Prune, ForgetIDs) on a store over the network.
+	opTimeout = 30 * time.Second
 	// maxIDLen bounds an intent's ID, which is a key in the file and a column in listings.
 	maxIDLen = 256
 	// formatVersion marks a file as an outbox of this layout: entries of every kind and the IDs
@@ -166,6 +165,8 @@ var (
 type Option func(*options) error
 
 type options struct {
+	clock    func() time.Time // the host's clock, for a test of clocks that differ
+	leaseTTL time.Duration
 	retry    time.Duration
 	logger   *slog.Logger
 	onChange func(Entry)
@@ -196,25 +197,21 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
-// Outbox is a durable queue of print intents in one file. It is safe for concurrent use; one
-// Run delivers while any number of goroutines Enqueue, Get, List, Cancel and Resend.
+// Outbox is a durable queue of print intents in one file (Open) or one queue of a PostgreSQL
+// database (OpenPostgres). It is safe for concurrent use; one Run delivers while any number of
+// goroutines Enqueue, Get, List, Cancel and Resend.
 type Outbox struct {
-	db     *bolt.DB
+	store  store
 	client *labelprinter.Client
 	retry  time.Duration
 	log    *slog.Logger
 	now    func() time.Time
 
-	// writers counts writes in flight: a lone write commits at once, concurrent ones are
-	// grouped by bbolt's Batch.
-	writers atomic.Int32
-	// curTx is the write transaction whose commit handler is registered, and curChanges the
-	// records it changed; they are only touched inside write transactions, which bbolt runs
-	// one at a time.
-	curTx      *bolt.Tx
-	curChanges *txChanges
-	commits    atomic.Int64
-	notify     *notifier // nil without WithStateChange
+	commits atomic.Int64
+	notify  *notifier // nil without WithStateChange
+	// dirty says a shared store's lanes need a look before the next claim: an entry was
+	// added or resent elsewhere.
+	dirty atomic.Bool
 
 	waitMu  sync.Mutex
 	waiters map[string][]chan struct{} // closed by the commit that changes the entry
@@ -244,29 +241,28 @@ func Open(path string, c *labelprinter.Client, opts ...Option) (*Outbox, error) 
 	if path == "" {
 		return nil, fmt.Errorf("%w: outbox.Open: empty path", labelprinter.ErrInvalidArgument)
 	}
-	o := options{retry: defaultRetryInterval}
-	for _, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("%w: outbox.Open: nil option", labelprinter.ErrInvalidArgument)
-		}
-		if err := opt(&o); err != nil {
-			return nil, err
-		}
-	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	o, err := parseOptions("Open", opts)
 	if err != nil {
-		switch {
-		case errors.Is(err, bolterrors.ErrTimeout):
-			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
-		case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission):
-			return nil, fmt.Errorf("outbox: %w", err)
-		}
-		return nil, fmt.Errorf("outbox: %s is not an outbox file: %w", path, err)
+		return nil, err
 	}
-	db.MaxBatchDelay = batchDelay
-	db.MaxBatchSize = batchSize
+	ob := newOutbox(c, o)
+	st, unknown, pending, err := openBolt(path, ob.hook(), ob.now().UTC())
+	if err != nil {
+		return nil, err
+	}
+	ob.store = st
+	for _, r := range pending {
+		ob.insert(newItem(r))
+	}
+	for _, r := range unknown {
+		ob.logState(r, true)
+	}
+	return ob, nil
+}
+
+// newOutbox returns an Outbox without its store.
+func newOutbox(c *labelprinter.Client, o options) *Outbox {
 	ob := &Outbox{
-		db:      db,
 		client:  c,
 		retry:   o.retry,
 		log:     o.logger,
@@ -280,116 +276,21 @@ func Open(path string, c *labelprinter.Client, opts ...Option) (*Outbox, error) 
 	if o.onChange != nil {
 		ob.notify = newNotifier(o.onChange)
 	}
-	if err := ob.load(path); err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	return ob, nil
+	return ob
 }
 
-// load checks the file's format (creating the buckets of a new file, and bringing a file of
-// the first format up to this one), turns Sending entries to Unknown and builds the index of
-// Pending ones, in one transaction.
-func (o *Outbox) load(path string) error {
-	var unknown []*record
-	err := o.db.Update(func(tx *bolt.Tx) error {
-		o.track(tx)
-		if o.notify != nil {
-			// The first transaction: the notifier counts commits from here.
-			o.notify.next = uint64(tx.ID())
+// parseOptions applies opts for op.
+func parseOptions(op string, opts []Option) (options, error) {
+	o := options{retry: defaultRetryInterval}
+	for _, opt := range opts {
+		if opt == nil {
+			return o, fmt.Errorf("%w: outbox.%s: nil option", labelprinter.ErrInvalidArgument, op)
 		}
-		unknown = unknown[:0]
-		meta := tx.Bucket(bucketMeta)
-		if meta == nil {
-			empty := true
-			_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
-			if !empty {
-				return fmt.Errorf("outbox: %s is not an outbox file: a bbolt database without the outbox's buckets", path)
-			}
-			m, err := tx.CreateBucket(bucketMeta)
-			if err != nil {
-				return err
-			}
-			if err := m.Put(keyFormat, []byte(formatVersion)); err != nil {
-				return err
-			}
-			for _, b := range [][]byte{bucketEntries, bucketIDs, bucketPruned} {
-				if _, err := tx.CreateBucket(b); err != nil {
-					return err
-				}
-			}
-			return nil
+		if err := opt(&o); err != nil {
+			return o, err
 		}
-		switch f := meta.Get(keyFormat); {
-		case bytes.Equal(f, []byte(formatVersion)):
-		case bytes.Equal(f, []byte(formatV1)):
-			// The first format lacks kinds and pruned IDs; its entries read unchanged. The new
-			// mark keeps a version that knows neither from misreading the file afterwards.
-			if _, err := tx.CreateBucketIfNotExists(bucketPruned); err != nil {
-				return err
-			}
-			if err := meta.Put(keyFormat, []byte(formatVersion)); err != nil {
-				return err
-			}
-		default:
-			return fmt.Errorf("outbox: %s has format %q; this version reads %q and %q", path, f, formatVersion, formatV1)
-		}
-		entries := tx.Bucket(bucketEntries)
-		if entries == nil || tx.Bucket(bucketIDs) == nil || tx.Bucket(bucketPruned) == nil {
-			return fmt.Errorf("outbox: %s is not an outbox file: buckets missing", path)
-		}
-		now := o.now().UTC()
-		o.items = map[string]*item{}
-		o.lanes = map[string]*lane{}
-		o.expiry = nil
-		c := entries.Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			r, err := decodeRecord(v)
-			if err != nil {
-				return fmt.Errorf("%w (in %s)", err, path)
-			}
-			switch r.State {
-			case Sending:
-				r.State = Unknown
-				r.Updated = now
-				r.Error = "the process stopped while the request was being sent; it may or may not have reached the printer"
-				b, err := r.encode()
-				if err != nil {
-					return err
-				}
-				if err := entries.Put(bytes.Clone(k), b); err != nil {
-					return err
-				}
-				o.changed(r)
-				unknown = append(unknown, r)
-			case Pending:
-				o.insert(newItem(r))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	for _, r := range unknown {
-		o.logState(r, true)
-	}
-	return nil
-}
-
-// write commits fn durably. A write with no other in flight commits at once; concurrent ones
-// go through bbolt's Batch, which runs them in one transaction and one fsync. Batch may run fn
-// more than once, so fn must set everything it reports from scratch on each run.
-func (o *Outbox) write(fn func(*bolt.Tx) error) error {
-	tracked := func(tx *bolt.Tx) error {
-		o.track(tx)
-		return fn(tx)
-	}
-	defer o.writers.Add(-1)
-	if o.writers.Add(1) == 1 {
-		return o.db.Update(tracked)
-	}
-	return o.db.Batch(tracked)
+	return o, nil
 }
 
 // Enqueue stores in as a Pending entry and returns it once it is committed and fsynced. An
@@ -434,89 +335,52 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 	if o.closed {
 		return Entry{}, errClosed
 	}
-	// A repeated ID is answered from a read, which costs no commit.
-	if r, err := o.lookup(in.ID); err == nil {
-		if err := checkHeld(r, in); err != nil {
-			return Entry{}, err
-		}
-		return r.entry()
-	} else if errors.Is(err, ErrPruned) {
-		return Entry{}, prunedEnqueue(in.ID, err)
-	} else if !errors.Is(err, ErrNotFound) {
-		return Entry{}, err
-	}
-
 	now := o.now().UTC().Round(0)
-	var (
-		stored  *record
-		created bool
-	)
-	err = o.write(func(tx *bolt.Tx) error {
-		stored, created = nil, false
-		entries, ids := tx.Bucket(bucketEntries), tx.Bucket(bucketIDs)
-		if k := ids.Get([]byte(in.ID)); k != nil {
-			r, err := decodeRecord(entries.Get(k))
-			if err != nil {
-				return err
-			}
-			stored = r
-			return checkHeld(r, in)
-		}
-		if err := pruned(tx, in.ID); err != nil {
-			return err
-		}
-		seq, err := entries.NextSequence()
-		if err != nil {
-			return err
-		}
-		r := &record{Seq: seq, ID: in.ID, Printer: in.Printer, Kind: kindName(in.Kind), Job: body,
-			ExpireAfter: in.ExpireAfter, State: Pending, Enqueued: now, Updated: now}
-		b, err := r.encode()
-		if err != nil {
-			return err
-		}
-		key := seqKey(seq)
-		if err := entries.Put(key, b); err != nil {
-			return err
-		}
-		if err := ids.Put([]byte(in.ID), key); err != nil {
-			return err
-		}
-		stored, created = r, true
-		o.changed(r)
-		return nil
-	})
+	stored, created, err := o.store.add(ctx, &record{ID: in.ID, Printer: in.Printer, Kind: kindName(in.Kind), Job: body,
+		ExpireAfter: in.ExpireAfter, State: Pending, Enqueued: now, Updated: now})
 	if errors.Is(err, ErrPruned) {
 		return Entry{}, prunedEnqueue(in.ID, err)
-	}
-	if errors.Is(err, ErrIDConflict) {
-		return Entry{}, err
 	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("outbox: enqueue %q: %w", in.ID, err)
 	}
+	if !created {
+		// The ID is held: the caller's key for one intent (idconflict.go).
+		if err := checkHeld(stored, in); err != nil {
+			return Entry{}, err
+		}
+	}
 	if created {
-		o.mu.Lock()
-		o.insert(newItem(stored))
-		o.mu.Unlock()
-		o.signal()
+		o.added(stored)
 	}
 	return stored.entry()
 }
 
+// added indexes a new Pending entry and wakes Run. An entry in a shared store waits for the
+// next look at the lanes, which knows whether its lane is this Outbox's.
+func (o *Outbox) added(r *record) {
+	if _, ok := o.store.(sharedStore); ok {
+		o.dirty.Store(true)
+		o.signal()
+		return
+	}
+	o.mu.Lock()
+	o.insert(newItem(r))
+	o.mu.Unlock()
+	o.signal()
+}
+
 // lookup reads the record of id.
 func (o *Outbox) lookup(id string) (*record, error) {
-	var r *record
-	err := o.db.View(func(tx *bolt.Tx) error {
-		k := tx.Bucket(bucketIDs).Get([]byte(id))
-		if k == nil {
-			return notFound(tx, id)
-		}
-		var err error
-		r, err = decodeRecord(tx.Bucket(bucketEntries).Get(k))
-		return err
-	})
-	return r, err
+	ctx, cancel := o.opContext()
+	defer cancel()
+	return o.store.lookup(ctx, id)
+}
+
+// opContext bounds an operation whose method takes no context: a store on a network answers
+// within opTimeout or fails.
+func (o *Outbox) opContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), opTimeout)
 }
 
 // Get returns the entry with id, or an error matching ErrNotFound; for the ID of a pruned
@@ -546,26 +410,19 @@ func (o *Outbox) List(states ...State) ([]Entry, error) {
 	if o.closed {
 		return nil, errClosed
 	}
-	out := []Entry{}
-	err := o.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketEntries).ForEach(func(_, v []byte) error {
-			r, err := decodeRecord(v)
-			if err != nil {
-				return err
-			}
-			if len(states) > 0 && !containsState(states, r.State) {
-				return nil
-			}
-			e, err := r.entry()
-			if err != nil {
-				return err
-			}
-			out = append(out, e)
-			return nil
-		})
-	})
+	ctx, cancel := o.opContext()
+	defer cancel()
+	recs, err := o.store.list(ctx, states)
 	if err != nil {
 		return nil, err
+	}
+	out := make([]Entry, 0, len(recs))
+	for _, r := range recs {
+		e, err := r.entry()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
 	}
 	return out, nil
 }
@@ -645,10 +502,7 @@ func (o *Outbox) Resend(id string) error {
 	if err != nil {
 		return err
 	}
-	o.mu.Lock()
-	o.insert(newItem(done))
-	o.mu.Unlock()
-	o.signal()
+	o.added(done)
 	o.logState(done, false)
 	return nil
 }
@@ -656,28 +510,10 @@ func (o *Outbox) Resend(id string) error {
 // change applies f to the record of id and commits it with a new Updated time; f's error
 // leaves the record as it was.
 func (o *Outbox) change(id string, f func(*record) error) error {
-	now := o.now().UTC().Round(0)
-	return o.write(func(tx *bolt.Tx) error {
-		entries := tx.Bucket(bucketEntries)
-		k := tx.Bucket(bucketIDs).Get([]byte(id))
-		if k == nil {
-			return notFound(tx, id)
-		}
-		r, err := decodeRecord(entries.Get(k))
-		if err != nil {
-			return err
-		}
-		if err := f(r); err != nil {
-			return err
-		}
-		r.Updated = now
-		b, err := r.encode()
-		if err != nil {
-			return err
-		}
-		o.changed(r)
-		return entries.Put(bytes.Clone(k), b)
-	})
+	ctx, cancel := o.opContext()
+	defer cancel()
+	_, err := o.store.change(ctx, id, o.now().UTC().Round(0), f)
+	return err
 }
 
 // Close stops a running Run (letting a request in flight settle first, as when its context
@@ -704,10 +540,13 @@ func (o *Outbox) Close() error {
 	}
 	// Outside the gate, so the callback may still call Get (and be told the outbox is closed)
 	// without waiting for Close.
+	if s, ok := o.store.(sharedStore); ok {
+		s.flush() // the changes this process committed are told, as the file store's are
+	}
 	if o.notify != nil {
 		o.notify.stop()
 	}
-	return o.db.Close()
+	return o.store.close()
 }
 
 // signal wakes Run, if it sleeps.

@@ -22,8 +22,10 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-func TestEnqueueIsIdempotent(t *testing.T) {
-	ob, _ := openOutbox(t, nil)
+func TestEnqueueIsIdempotent(t *testing.T) { eachStore(t, testEnqueueIsIdempotent) }
+
+func testEnqueueIsIdempotent(t *testing.T, st testStore) {
+	ob := st.open(t, nil)
 	first := enqueue(t, ob, Intent{ID: "order-1", Printer: "line1", Job: job("first")})
 	if first.State != Pending || first.Attempts != 0 || first.Enqueued.IsZero() || first.ExpireAfter != 24*time.Hour {
 		t.Fatalf("first entry: %+v", first)
@@ -33,7 +35,7 @@ func TestEnqueueIsIdempotent(t *testing.T) {
 	if !reflect.DeepEqual(again, first) {
 		t.Errorf("second Enqueue returned\n%+v\nwant the first\n%+v", again, first)
 	}
-	if n := ob.commits.Load() - before; n != 0 {
+	if n := ob.commits.Load() - before; n != 0 && !shared(ob) {
 		t.Errorf("a repeated ID cost %d commits", n)
 	}
 	// Whatever its state: cancelled, then enqueued again.
@@ -58,8 +60,10 @@ func TestEnqueueIsIdempotent(t *testing.T) {
 
 // TestEnqueueConcurrentSameID: concurrent Enqueues of one ID, batched into the same commits,
 // store it once.
-func TestEnqueueConcurrentSameID(t *testing.T) {
-	ob, _ := openOutbox(t, nil)
+func TestEnqueueConcurrentSameID(t *testing.T) { eachStore(t, testEnqueueConcurrentSameID) }
+
+func testEnqueueConcurrentSameID(t *testing.T, st testStore) {
+	ob := st.open(t, nil)
 	var wg sync.WaitGroup
 	results := make([]Entry, 32)
 	for i := range results {
@@ -89,8 +93,10 @@ func TestEnqueueConcurrentSameID(t *testing.T) {
 	}
 }
 
-func TestEnqueueRefusesBadInput(t *testing.T) {
-	ob, _ := openOutbox(t, nil)
+func TestEnqueueRefusesBadInput(t *testing.T) { eachStore(t, testEnqueueRefusesBadInput) }
+
+func testEnqueueRefusesBadInput(t *testing.T, st testStore) {
+	ob := st.open(t, nil)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	cases := []struct {
@@ -190,9 +196,11 @@ func TestJobRoundTrip(t *testing.T) {
 	}
 }
 
-func TestDeliveryInOrder(t *testing.T) {
+func TestDeliveryInOrder(t *testing.T) { eachStore(t, testDeliveryInOrder) }
+
+func testDeliveryInOrder(t *testing.T, st testStore) {
 	srv, rec := startSim(t, nil)
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	for i := range 5 {
 		enqueue(t, ob, Intent{ID: fmt.Sprint("a", i), Printer: "line1", Job: job(fmt.Sprint("a", i))})
 	}
@@ -221,9 +229,11 @@ func TestDeliveryInOrder(t *testing.T) {
 
 // TestRunWakesOnEnqueue: with a retry interval of an hour, only Enqueue's wake-up can make Run
 // send a job enqueued while it sleeps.
-func TestRunWakesOnEnqueue(t *testing.T) {
+func TestRunWakesOnEnqueue(t *testing.T) { eachStore(t, testRunWakesOnEnqueue) }
+
+func testRunWakesOnEnqueue(t *testing.T, st testStore) {
 	srv, _ := startSim(t, nil)
-	ob, _ := openOutbox(t, newClient(t, srv.URL), WithRetryInterval(time.Hour))
+	ob := st.open(t, newClient(t, srv.URL), WithRetryInterval(time.Hour))
 	running(t, ob)
 	for i := range 3 {
 		time.Sleep(5 * time.Millisecond) // let Run go back to sleep
@@ -236,14 +246,16 @@ func TestRunWakesOnEnqueue(t *testing.T) {
 // TestOfflinePrinterKeepsPending: a refused connection leaves the entry Pending with its
 // attempts counted, holds back the later entries of that printer, and the job goes out once
 // the printer is back, exactly once.
-func TestOfflinePrinterKeepsPending(t *testing.T) {
+func TestOfflinePrinterKeepsPending(t *testing.T) { eachStore(t, testOfflinePrinterKeepsPending) }
+
+func testOfflinePrinterKeepsPending(t *testing.T, st testStore) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens here now: every dial is refused
-	ob, _ := openOutbox(t, newClient(t, "http://"+addr))
+	ob := st.open(t, newClient(t, "http://"+addr))
 	enqueue(t, ob, Intent{ID: "first", Printer: "line1", Job: job("first")})
 	enqueue(t, ob, Intent{ID: "second", Printer: "line1", Job: job("second")})
 	running(t, ob)
@@ -277,11 +289,13 @@ func TestOfflinePrinterKeepsPending(t *testing.T) {
 	}
 }
 
-func TestNotNowIsRetried(t *testing.T) {
+func TestNotNowIsRetried(t *testing.T) { eachStore(t, testNotNowIsRetried) }
+
+func testNotNowIsRetried(t *testing.T, st testStore) {
 	srv, rec := startSim(t, nil)
 	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 2, Status: 503})
 	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printJob", Times: 1, Status: 429, RetryAfter: "0"})
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	enqueue(t, ob, Intent{ID: "busy", Printer: "line1", Job: job("busy")})
 	enqueue(t, ob, Intent{ID: "limited", Job: job("limited")})
 	running(t, ob)
@@ -299,10 +313,12 @@ func TestNotNowIsRetried(t *testing.T) {
 	}
 }
 
-func TestRejected(t *testing.T) {
+func TestRejected(t *testing.T) { eachStore(t, testRejected) }
+
+func testRejected(t *testing.T, st testStore) {
 	srv, _ := startSim(t, nil)
 	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 1, Status: 400})
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	enqueue(t, ob, Intent{ID: "bad", Printer: "line1", Job: job("bad")})
 	enqueue(t, ob, Intent{ID: "next", Printer: "line1", Job: job("next")})
 	running(t, ob)
@@ -323,10 +339,12 @@ func TestRejected(t *testing.T) {
 
 // TestLostAnswerIsUnknown: the printer takes the job and the answer is lost. The entry is
 // Unknown after exactly one request, holds back nothing, and moves only by Resend or Cancel.
-func TestLostAnswerIsUnknown(t *testing.T) {
+func TestLostAnswerIsUnknown(t *testing.T) { eachStore(t, testLostAnswerIsUnknown) }
+
+func testLostAnswerIsUnknown(t *testing.T, st testStore) {
 	srv, rec := startSim(t, nil)
 	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 1, Reset: printersim.ResetAfterRead})
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	enqueue(t, ob, Intent{ID: "lost", Printer: "line1", Job: job("lost")})
 	enqueue(t, ob, Intent{ID: "after", Printer: "line1", Job: job("after")})
 	running(t, ob)
@@ -357,13 +375,15 @@ func TestLostAnswerIsUnknown(t *testing.T) {
 	}
 }
 
-func TestServerErrorIsUnknown(t *testing.T) {
+func TestServerErrorIsUnknown(t *testing.T) { eachStore(t, testServerErrorIsUnknown) }
+
+func testServerErrorIsUnknown(t *testing.T, st testStore) {
 	srv, _ := startSim(t, nil)
 	for _, status := range []int{500, 502} {
 		srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 1, Status: status})
 	}
 	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 1, Truncate: true})
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	for _, id := range []string{"e500", "e502", "truncated"} {
 		enqueue(t, ob, Intent{ID: id, Printer: "line1", Job: job(id)})
 	}
@@ -386,10 +406,12 @@ func TestServerErrorIsUnknown(t *testing.T) {
 
 // TestOtherPrintersGoOn: a printer that says "not now" holds back its own later entries and
 // no one else's; when it is back its entries go out in order.
-func TestOtherPrintersGoOn(t *testing.T) {
+func TestOtherPrintersGoOn(t *testing.T) { eachStore(t, testOtherPrintersGoOn) }
+
+func testOtherPrintersGoOn(t *testing.T, st testStore) {
 	srv, rec := startSim(t, nil)
 	rec.setDown("line1", true)
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	for _, id := range []string{"a1", "b1", "a2", "b2", "a3"} {
 		p := map[byte]string{'a': "line1", 'b': "line2"}[id[0]]
 		enqueue(t, ob, Intent{ID: id, Printer: p, Job: job(id)})
@@ -454,10 +476,12 @@ func TestSendingBecomesUnknownOnOpen(t *testing.T) {
 	}
 }
 
-func TestExpiry(t *testing.T) {
+func TestExpiry(t *testing.T) { eachStore(t, testExpiry) }
+
+func testExpiry(t *testing.T, st testStore) {
 	srv, rec := startSim(t, nil)
 	rec.setDown("line1", true)
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	enqueue(t, ob, Intent{ID: "head", Printer: "line1", Job: job("head")})
 	enqueue(t, ob, Intent{ID: "stale", Printer: "line1", Job: job("stale"), ExpireAfter: 100 * time.Millisecond})
 	enqueue(t, ob, Intent{ID: "instant", Printer: "line2", Job: job("instant"), ExpireAfter: time.Nanosecond})
@@ -479,9 +503,11 @@ func TestExpiry(t *testing.T) {
 	}
 }
 
-func TestCancelResendRules(t *testing.T) {
+func TestCancelResendRules(t *testing.T) { eachStore(t, testCancelResendRules) }
+
+func testCancelResendRules(t *testing.T, st testStore) {
 	srv, _ := startSim(t, nil)
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	enqueue(t, ob, Intent{ID: "p", Printer: "line1", Job: job("p")})
 	if err := ob.Resend("p"); !errors.Is(err, ErrWrongState) {
 		t.Errorf("Resend of a pending entry: %v", err)
@@ -514,8 +540,10 @@ func TestCancelResendRules(t *testing.T) {
 	}
 }
 
-func TestListByState(t *testing.T) {
-	ob, _ := openOutbox(t, nil)
+func TestListByState(t *testing.T) { eachStore(t, testListByState) }
+
+func testListByState(t *testing.T, st testStore) {
+	ob := st.open(t, nil)
 	for _, id := range []string{"c", "a", "b"} {
 		enqueue(t, ob, Intent{ID: id, Job: job(id)})
 	}
@@ -533,10 +561,12 @@ func TestListByState(t *testing.T) {
 	}
 }
 
-func TestPrune(t *testing.T) {
+func TestPrune(t *testing.T) { eachStore(t, testPrune) }
+
+func testPrune(t *testing.T, st testStore) {
 	srv, _ := startSim(t, nil)
 	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 1, Status: 500})
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	enqueue(t, ob, Intent{ID: "unknown", Printer: "line1", Job: job("u")})
 	enqueue(t, ob, Intent{ID: "sent", Printer: "line1", Job: job("s")})
 	enqueue(t, ob, Intent{ID: "rejected", Printer: "line1", Job: labelprinter.PrintJob{LabelName: "missing"}})
@@ -561,8 +591,7 @@ func TestPrune(t *testing.T) {
 	if n, err := ob.Prune(time.Hour); err != nil || n != 0 {
 		t.Errorf("Prune(1h) right away: %d, %v", n, err)
 	}
-	real := ob.now
-	ob.now = func() time.Time { return real().Add(2 * time.Hour) }
+	st.age(t, ob, 2*time.Hour)
 	if n, err := ob.Prune(time.Hour); err != nil || n != 4 {
 		t.Errorf("Prune(1h) two hours later: %d, %v; want 4", n, err)
 	}
@@ -580,9 +609,11 @@ func TestPrune(t *testing.T) {
 
 // TestPruneKeepsIDs: an ERP re-sends an order whose entry was pruned; it is not printed again
 // until ForgetIDs lets go of its ID.
-func TestPruneKeepsIDs(t *testing.T) {
+func TestPruneKeepsIDs(t *testing.T) { eachStore(t, testPruneKeepsIDs) }
+
+func testPruneKeepsIDs(t *testing.T, st testStore) {
 	srv, rec := startSim(t, nil)
-	ob, path := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	running(t, ob)
 	ctx := context.Background()
 	enqueue(t, ob, Intent{ID: "order-4711/1", Printer: "line1", Job: job("order-4711/1")})
@@ -601,7 +632,7 @@ func TestPruneKeepsIDs(t *testing.T) {
 	if !errors.Is(err, ErrPruned) || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "sent") {
 		t.Errorf("Enqueue of a pruned ID: %v", err)
 	}
-	if n := ob.commits.Load() - before; n != 0 {
+	if n := ob.commits.Load() - before; n != 0 && !shared(ob) {
 		t.Errorf("the refused Enqueue cost %d commits", n)
 	}
 	for _, f := range []func(string) error{ob.Cancel, ob.Resend} {
@@ -617,12 +648,7 @@ func TestPruneKeepsIDs(t *testing.T) {
 	}
 
 	// The IDs are in the file: they survive a restart.
-	ob.Close()
-	ob, err = Open(path, newClient(t, srv.URL), WithRetryInterval(10*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ob.Close() })
+	ob = st.reopen(t, ob, newClient(t, srv.URL))
 	running(t, ob)
 	if _, err := ob.Enqueue(ctx, Intent{ID: "order-4711/2", Printer: "line1", Job: job("order-4711/2")}); !errors.Is(err, ErrPruned) {
 		t.Errorf("after reopening: %v", err)
@@ -728,13 +754,15 @@ func TestNotAnOutbox(t *testing.T) {
 	}
 }
 
-func TestRunNeedsClientAndRunsOnce(t *testing.T) {
-	ob, _ := openOutbox(t, nil)
+func TestRunNeedsClientAndRunsOnce(t *testing.T) { eachStore(t, testRunNeedsClientAndRunsOnce) }
+
+func testRunNeedsClientAndRunsOnce(t *testing.T, st testStore) {
+	ob := st.open(t, nil)
 	if err := ob.Run(context.Background()); !isInvalid(err) {
 		t.Errorf("Run without a Client: %v", err)
 	}
 	srv, _ := startSim(t, nil)
-	ob2, _ := openOutbox(t, newClient(t, srv.URL))
+	ob2 := st.open(t, newClient(t, srv.URL))
 	running(t, ob2)
 	waitFor(t, "Run to start", func() bool { ob2.mu.Lock(); defer ob2.mu.Unlock(); return ob2.running })
 	if err := ob2.Run(context.Background()); err == nil {
@@ -743,9 +771,11 @@ func TestRunNeedsClientAndRunsOnce(t *testing.T) {
 }
 
 // TestRunWithEndedContext sends nothing: a Run whose context has ended only returns.
-func TestRunWithEndedContext(t *testing.T) {
+func TestRunWithEndedContext(t *testing.T) { eachStore(t, testRunWithEndedContext) }
+
+func testRunWithEndedContext(t *testing.T, st testStore) {
 	srv, _ := startSim(t, nil)
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	enqueue(t, ob, Intent{ID: "x", Printer: "line1", Job: job("x")})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -761,9 +791,11 @@ func TestRunWithEndedContext(t *testing.T) {
 }
 
 // TestCloseStopsRun: Close ends Run, waits for it, and every later call fails cleanly.
-func TestCloseStopsRun(t *testing.T) {
+func TestCloseStopsRun(t *testing.T) { eachStore(t, testCloseStopsRun) }
+
+func testCloseStopsRun(t *testing.T, st testStore) {
 	srv, _ := startSim(t, nil)
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	errc := make(chan error, 1)
 	go func() { errc <- ob.Run(context.Background()) }()
 	enqueue(t, ob, Intent{ID: "x", Printer: "line1", Job: job("x")})
@@ -816,7 +848,9 @@ func TestCommitsPerDelivery(t *testing.T) {
 	}
 }
 
-func TestLogsEveryChange(t *testing.T) {
+func TestLogsEveryChange(t *testing.T) { eachStore(t, testLogsEveryChange) }
+
+func testLogsEveryChange(t *testing.T, st testStore) {
 	srv, _ := startSim(t, nil)
 	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 1, Status: 503})
 	var mu sync.Mutex
@@ -826,7 +860,7 @@ func TestLogsEveryChange(t *testing.T) {
 		defer mu.Unlock()
 		return logs.Write(p)
 	}), &slog.HandlerOptions{Level: slog.LevelDebug})
-	ob, _ := openOutbox(t, newClient(t, srv.URL), WithLogger(slog.New(h)))
+	ob := st.open(t, newClient(t, srv.URL), WithLogger(slog.New(h)))
 	enqueue(t, ob, Intent{ID: "x", Printer: "line1", Job: job("x")})
 	running(t, ob)
 	waitState(t, ob, "x", Sent)
@@ -880,10 +914,12 @@ func ids(es []Entry) []string {
 // TestRequestTimeoutIsRetried: 408 says the printer did not process the request, so the entry
 // goes back to Pending and is sent again, like 429 and 503; 504, from a proxy that gave up
 // waiting, leaves the outcome open.
-func TestRequestTimeoutIsRetried(t *testing.T) {
+func TestRequestTimeoutIsRetried(t *testing.T) { eachStore(t, testRequestTimeoutIsRetried) }
+
+func testRequestTimeoutIsRetried(t *testing.T, st testStore) {
 	srv, rec := startSim(t, nil)
 	srv.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/printJob", Times: 2, Status: 408})
-	ob, _ := openOutbox(t, newClient(t, srv.URL))
+	ob := st.open(t, newClient(t, srv.URL))
 	enqueue(t, ob, Intent{ID: "slow", Printer: "line1", Job: job("slow")})
 	running(t, ob)
 	if e, err := ob.Wait(context.Background(), "slow"); err != nil || e.State != Sent || e.Attempts != 3 {
@@ -939,10 +975,12 @@ func TestClassify(t *testing.T) {
 
 // TestDrain: Drain sends what is due and returns once nothing is in flight; a printer that
 // is not there keeps its head Pending, and what is behind it, for the next run.
-func TestDrain(t *testing.T) {
+func TestDrain(t *testing.T) { eachStore(t, testDrain) }
+
+func testDrain(t *testing.T, st testStore) {
 	srv, rec := startSim(t, nil)
 	rec.setDown("line2", true)
-	ob, _ := openOutbox(t, newClient(t, srv.URL), WithRetryInterval(time.Hour))
+	ob := st.open(t, newClient(t, srv.URL), WithRetryInterval(time.Hour))
 	ctx := context.Background()
 	if err := ob.Drain(ctx); err != nil {
 		t.Fatalf("Drain of an empty outbox: %v", err)

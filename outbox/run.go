@@ -12,7 +12,6 @@ import (
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
-	bolt "go.etcd.io/bbolt"
 )
 
 // settleGrace is how long a print job in flight may still take after Run's context ends or
@@ -116,8 +115,14 @@ type delivery struct {
 // Run delivers Pending entries until ctx ends or Close is called, then lets the requests in
 // flight settle (up to 5 s, after which they are cut off and become Unknown) and returns nil.
 // It wakes at once on Enqueue and Resend, and otherwise sleeps until the next retry or expiry
-// is due. A failure to write the file stops it with that error. Only one Run (or Drain) may be
-// active at a time, and it needs the Client given to Open.
+// is due. A failure to write the file stops it with that error. Only one Run (or Drain) of an
+// Outbox may be active at a time, and it needs the Client given to Open.
+//
+// On a queue in PostgreSQL (OpenPostgres) Run delivers the printers whose lease it holds: it
+// takes the lanes nobody holds (or whose holder's lease ran out) and renews its leases while
+// it runs, and gives them up when it returns. A failure of the database does not stop it: it
+// logs it (with WithLogger) and tries again, waiting 0.1 s, then twice as long each time, up to
+// 5 s.
 func (o *Outbox) Run(ctx context.Context) error { return o.run(ctx, "Run", false) }
 
 // Drain is Run for a batch job: it delivers every entry that is due, one printer's entries
@@ -126,7 +131,9 @@ func (o *Outbox) Run(ctx context.Context) error { return o.run(ctx, "Run", false
 // out its retry interval, and holds back the later entries of its printer, which stay
 // Pending too: the next Run or Drain sends them. Every entry Drain sends is settled (or
 // Pending again) when it returns. ctx, Close and a failure of the file end it as they end Run,
-// except that it returns ctx's error (or, after Close, an error) when it had not drained.
+// except that it returns ctx's error (or, after Close, an error) when it had not drained. On
+// a queue in PostgreSQL it delivers the printers it can take; those another live Run holds
+// are that Run's, and stay as they are.
 func (o *Outbox) Drain(ctx context.Context) error { return o.run(ctx, "Drain", true) }
 
 func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
@@ -181,6 +188,28 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 		stopping bool
 		drained  bool
 	)
+	// A shared store's lanes: this Run delivers those it holds, looked at every poll and when
+	// an entry was added elsewhere. A failure of the database is waited out, not fatal.
+	shared, _ := o.store.(sharedStore)
+	var (
+		synced    bool      // the lanes were looked at once
+		nextSync  time.Time // zero: at once
+		lastSync  time.Time
+		dbFails   int
+		storeDown time.Time // no claims before this, after a failure of the database
+	)
+	if shared != nil {
+		defer o.leaveLanes(shared)
+	}
+	storeFailed := func(err error) {
+		dbFails++
+		storeDown = time.Now().Add(min(100*time.Millisecond<<min(dbFails-1, 6), 5*time.Second))
+		nextSync = storeDown
+		if o.log != nil {
+			o.log.LogAttrs(context.Background(), slog.LevelWarn, "outbox: the database failed; retrying",
+				slog.String("error", err.Error()), slog.Time("retry", storeDown))
+		}
+	}
 	stop := func() {
 		if !stopping {
 			stopping = true
@@ -192,14 +221,34 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 		if ctx.Err() != nil {
 			stop() // never start a delivery once ctx has ended
 		}
-		if !stopping {
+		if shared != nil && !stopping {
+			now := time.Now()
+			if o.dirty.Load() && now.After(storeDown) {
+				nextSync = minTime(nextSync, lastSync.Add(minSyncGap))
+			}
+			if !now.Before(nextSync) {
+				o.dirty.Store(false)
+				lastSync = now
+				if err := o.syncLanes(ctx, shared); err != nil {
+					storeFailed(err)
+				} else {
+					dbFails, synced = 0, true
+					nextSync = now.Add(shared.poll())
+				}
+			}
+		}
+		if !stopping && (shared == nil || (synced && time.Now().After(storeDown))) {
 			if err := o.expire(); err != nil {
-				fatal = err
-				stop()
+				if shared != nil {
+					storeFailed(err)
+				} else {
+					fatal = err
+					stop()
+				}
 			}
 		}
 		var next time.Time
-		if !stopping {
+		if !stopping && (shared == nil || (synced && time.Now().After(storeDown))) {
 			var ready []*item
 			ready, next = o.claim()
 			for _, it := range ready {
@@ -210,6 +259,9 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 				drained = true // nothing due and nothing on its way
 				stop()
 			}
+		}
+		if shared != nil && !stopping {
+			next = minTime(next, nextSync)
 		}
 		if stopping && inFlight == 0 {
 			switch {
@@ -238,11 +290,86 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 		case <-timer.C:
 		case d := <-done:
 			inFlight--
-			if d.err != nil && fatal == nil {
+			switch {
+			case d.err == nil:
+			case shared != nil:
+				storeFailed(d.err)
+			case fatal == nil:
 				fatal = d.err
 				stop()
 			}
 		}
+	}
+}
+
+// minSyncGap is the least time between two looks at a shared store's lanes that entries
+// added elsewhere ask for.
+const minSyncGap = 20 * time.Millisecond
+
+// minTime is the earlier of a and b, a zero time counting as none.
+func minTime(a, b time.Time) time.Time {
+	switch {
+	case a.IsZero():
+		return b
+	case b.IsZero() || a.Before(b):
+		return a
+	}
+	return b
+}
+
+// syncLanes looks at a shared store's lanes and brings the index up to date: it holds the
+// Pending entries of the lanes this Outbox holds, and nothing else.
+func (o *Outbox) syncLanes(ctx context.Context, s sharedStore) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
+	st, err := s.sync(sctx, func(seq uint64) bool {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		for _, it := range o.items {
+			if it.seq == seq && it.busy {
+				return true
+			}
+		}
+		return false
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range st.unknown {
+		o.logState(r, true)
+	}
+	held := map[string]bool{}
+	for _, p := range st.held {
+		held[p] = true
+	}
+	keep := map[string]bool{}
+	for _, r := range st.pending {
+		keep[r.ID] = true
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for id, it := range o.items {
+		if !it.busy && (!held[it.printer] || !keep[id]) {
+			o.remove(it)
+		}
+	}
+	for _, r := range st.pending {
+		if o.items[r.ID] == nil {
+			o.insert(newItem(r))
+		}
+	}
+	return nil
+}
+
+// leaveLanes ends a Run on a shared store: it gives up the leases, so that another Run may
+// take the lanes at once. The index stays, with the back-off of the entries that failed: the
+// next Run's first look at the lanes drops what is no longer this Outbox's.
+func (o *Outbox) leaveLanes(s sharedStore) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.release(ctx); err != nil && o.log != nil {
+		o.log.LogAttrs(ctx, slog.LevelWarn, "outbox: giving up the lanes' leases failed; they run out on their own",
+			slog.String("error", err.Error()))
 	}
 }
 
@@ -267,34 +394,9 @@ func (o *Outbox) expire() error {
 	if len(due) == 0 {
 		return nil
 	}
-	stamp := now.UTC().Round(0)
-	var changed []*record
-	err := o.write(func(tx *bolt.Tx) error {
-		changed = changed[:0]
-		entries := tx.Bucket(bucketEntries)
-		for _, it := range due {
-			k := seqKey(it.seq)
-			r, err := decodeRecord(entries.Get(k))
-			if err != nil {
-				return err
-			}
-			if r.State != Pending {
-				continue
-			}
-			r.State, r.Updated = Expired, stamp
-			r.Error = fmt.Sprintf("not sent within %v of being enqueued", r.ExpireAfter)
-			b, err := r.encode()
-			if err != nil {
-				return err
-			}
-			if err := entries.Put(k, b); err != nil {
-				return err
-			}
-			o.changed(r)
-			changed = append(changed, r)
-		}
-		return nil
-	})
+	ctx, cancel := o.opContext()
+	defer cancel()
+	changed, err := o.store.expire(ctx, due, now.UTC().Round(0), expireRule)
 	o.mu.Lock()
 	for _, it := range due {
 		if err == nil {
@@ -311,6 +413,28 @@ func (o *Outbox) expire() error {
 		o.logState(r, true)
 	}
 	return nil
+}
+
+// expireRule is what expiry makes of an entry past its deadline: Expired, if it is still
+// Pending; it reports whether the entry changed.
+func expireRule(r *record) bool {
+	if r.State != Pending {
+		return false
+	}
+	r.State = Expired
+	r.Error = fmt.Sprintf("not sent within %v of being enqueued", r.ExpireAfter)
+	return true
+}
+
+// beginRule is what sending makes of an entry before the request goes out: Sending, with one
+// more attempt, if it is still Pending; it reports whether the entry changed.
+func beginRule(r *record) bool {
+	if r.State != Pending {
+		return false
+	}
+	r.State = Sending
+	r.Attempts++
+	return true
 }
 
 // claim picks the head of every idle lane that is due, marks it busy, and returns them with
@@ -352,36 +476,15 @@ func (o *Outbox) claim() (ready []*item, next time.Time) {
 // deliver sends one claimed entry: it commits Sending (and the attempt), sends the printJob,
 // and commits what the answer makes of it. The returned error is a failure of the file only.
 func (o *Outbox) deliver(ctx context.Context, it *item) error {
-	var rec *record
-	var skip bool
-	err := o.write(func(tx *bolt.Tx) error {
-		rec, skip = nil, false
-		entries := tx.Bucket(bucketEntries)
-		r, err := decodeRecord(entries.Get(seqKey(it.seq)))
-		if err != nil {
-			return err
-		}
-		if r.State != Pending {
-			skip = true
-			return nil
-		}
-		r.State = Sending
-		r.Attempts++
-		r.Updated = o.now().UTC().Round(0)
-		b, err := r.encode()
-		if err != nil {
-			return err
-		}
-		rec = r
-		o.changed(r)
-		return entries.Put(seqKey(it.seq), b)
-	})
+	rec, err := o.store.begin(ctx, it, o.now().UTC().Round(0), beginRule)
+	skip := rec == nil
 	if err != nil {
 		o.release(it, nil)
 		return fmt.Errorf("outbox: recording %q as sending: %w", it.id, err)
 	}
 	if skip {
-		gone := Cancelled // the file no longer has it Pending: it leaves the index
+		o.dirty.Store(true) // a shared store: the lane was lost, or another entry comes first
+		gone := Cancelled   // the file no longer has it Pending: it leaves the index
 		o.release(it, &gone)
 		return nil
 	}
@@ -402,24 +505,15 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 		answer = resp
 	}
 
-	err = o.write(func(tx *bolt.Tx) error {
-		r := *rec
-		r.State, r.Error, r.Response = state, errText, answer
-		r.Updated = o.now().UTC().Round(0)
-		b, err := r.encode()
-		if err != nil {
-			return err
-		}
-		o.changed(&r)
-		return tx.Bucket(bucketEntries).Put(seqKey(it.seq), b)
-	})
+	final := *rec
+	final.State, final.Error, final.Response = state, errText, answer
+	final.Updated = o.now().UTC().Round(0)
+	err = o.store.finish(ctx, &final)
 	if err != nil {
 		// The file still says Sending, so a restart makes it Unknown; it must not be sent again.
 		o.release(it, &state)
 		return fmt.Errorf("outbox: recording the outcome of %q (%s): %w", it.id, state, err)
 	}
-	final := *rec
-	final.State, final.Error, final.Response = state, errText, answer
 	if state == Pending {
 		o.mu.Lock()
 		it.failures++

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 	"github.com/labelprinter/go-labelprinter/internal/testkit"
 	"github.com/labelprinter/go-labelprinter/printersim"
 	"github.com/spf13/cobra"
@@ -25,7 +26,17 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop() // the PostgreSQL the outbox tests started, before goroutines are counted
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: Errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // syncBuffer is safe to write from the command and read from the test.
 type syncBuffer = testkit.SyncBuffer

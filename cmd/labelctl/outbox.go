@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -22,15 +23,18 @@ import (
 // outboxCommand is "labelctl outbox": print intents kept in a local file until the printer has
 // them, sent at most once, with the doubtful ones left for an operator to settle.
 func (a *app) outboxCommand() *cobra.Command {
-	var db string
+	var db, queueName string
 	cmd := &cobra.Command{
 		Use:   "outbox",
 		Short: "Queue print jobs in a local file and deliver them at most once (see Unknown ones with list)",
 		Long: "The outbox keeps print jobs in a file (--db) until the printer has them. 'run' delivers\n" +
 			"them; a job whose fate is unclear (the answer was lost, the process died while sending)\n" +
-			"becomes unknown and waits: check the printer, then 'resend' or 'cancel' it.",
+			"becomes unknown and waits: check the printer, then 'resend' or 'cancel' it.\n" +
+			"With --db postgres://... the outbox is the queue --queue-name in that PostgreSQL database,\n" +
+			"which any number of 'run's and 'enqueue's, on any number of machines, may use at once.",
 	}
-	cmd.PersistentFlags().StringVar(&db, "db", a.env("LABELPRINTER_OUTBOX"), "outbox file (env LABELPRINTER_OUTBOX)")
+	cmd.PersistentFlags().StringVar(&db, "db", a.env("LABELPRINTER_OUTBOX"), "outbox file, or a postgres:// URL (env LABELPRINTER_OUTBOX)")
+	cmd.PersistentFlags().StringVar(&queueName, "queue-name", "default", "the queue in the PostgreSQL database of --db postgres://...")
 
 	// open opens the outbox named by --db; with a client for run. Only enqueue creates the
 	// file: for every other command a missing file is a typo, and an empty outbox made from it
@@ -39,6 +43,12 @@ func (a *app) outboxCommand() *cobra.Command {
 		if db == "" {
 			return usagef("no outbox file: give --db or set LABELPRINTER_OUTBOX")
 		}
+		if !isPostgres(db) && cmd.PersistentFlags().Changed("queue-name") {
+			return usagef("--queue-name names a queue in PostgreSQL; --db %s is a file", db)
+		}
+		if isPostgres(db) {
+			return nil // the queue's tables are made on first use: there is no file to mistype
+		}
 		if !create {
 			if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("outbox file %s does not exist (check --db or LABELPRINTER_OUTBOX); 'labelctl outbox enqueue' creates it", db)
@@ -46,16 +56,20 @@ func (a *app) outboxCommand() *cobra.Command {
 		}
 		return nil
 	}
-	open := func(create bool, c *labelprinter.Client, opts ...outbox.Option) (*outbox.Outbox, error) {
+	open := func(ctx context.Context, create bool, c *labelprinter.Client, opts ...outbox.Option) (*outbox.Outbox, error) {
 		if err := checkDB(create); err != nil {
 			return nil, err
 		}
+		if isPostgres(db) {
+			ob, err := outbox.OpenPostgres(ctx, db, queueName, c, opts...)
+			return ob, outboxError("open", "", outboxName(db, queueName), err)
+		}
 		ob, err := outbox.Open(db, c, opts...)
-		return ob, outboxError("open", "", db, err)
+		return ob, outboxError("open", "", outboxName(db, queueName), err)
 	}
 	// with runs f on the outbox, closing it afterwards.
-	with := func(create bool, f func(ob *outbox.Outbox) error) error {
-		ob, err := open(create, nil)
+	with := func(ctx context.Context, create bool, f func(ob *outbox.Outbox) error) error {
+		ob, err := open(ctx, create, nil)
 		if err != nil {
 			return err
 		}
@@ -78,14 +92,14 @@ func (a *app) outboxCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return with(true, func(ob *outbox.Outbox) error {
+			return with(cmd.Context(), true, func(ob *outbox.Outbox) error {
 				_, known := ob.Get(id)
 				e, err := ob.Enqueue(cmd.Context(), outbox.Intent{ID: id, Printer: a.printer, Job: j, ExpireAfter: expireAfter})
 				if errors.Is(err, outbox.ErrIDConflict) {
 					return idConflict(ob, id, a.printer)
 				}
 				if err != nil {
-					return outboxError("enqueue", id, db, err)
+					return outboxError("enqueue", id, outboxName(db, queueName), err)
 				}
 				switch {
 				case a.output == "json":
@@ -112,7 +126,7 @@ func (a *app) outboxCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return with(false, func(ob *outbox.Outbox) error {
+			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				entries, err := ob.List(want...)
 				if err != nil {
 					if errors.Is(err, labelprinter.ErrInvalidArgument) {
@@ -129,10 +143,10 @@ func (a *app) outboxCommand() *cobra.Command {
 	get := &cobra.Command{
 		Use: "get ID", Short: "Show one entry as JSON, with its job and the printer's answer", Args: exactArgs(1, "an entry ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(false, func(ob *outbox.Outbox) error {
+			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				e, err := ob.Get(args[0])
 				if err != nil {
-					return outboxError("get", args[0], db, err)
+					return outboxError("get", args[0], outboxName(db, queueName), err)
 				}
 				return a.printJSON(entryView(e))
 			})
@@ -141,9 +155,9 @@ func (a *app) outboxCommand() *cobra.Command {
 	cancel := &cobra.Command{
 		Use: "cancel ID", Short: "Never send a pending entry, or drop an unknown one", Args: exactArgs(1, "an entry ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(false, func(ob *outbox.Outbox) error {
+			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				if err := ob.Cancel(args[0]); err != nil {
-					return outboxError("cancel", args[0], db, err)
+					return outboxError("cancel", args[0], outboxName(db, queueName), err)
 				}
 				return a.done("cancelled %s", args[0])
 			})
@@ -152,9 +166,9 @@ func (a *app) outboxCommand() *cobra.Command {
 	resend := &cobra.Command{
 		Use: "resend ID", Short: "Send an unknown entry again, after checking it did not print", Args: exactArgs(1, "an entry ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(false, func(ob *outbox.Outbox) error {
+			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				if err := ob.Resend(args[0]); err != nil {
-					return outboxError("resend", args[0], db, err)
+					return outboxError("resend", args[0], outboxName(db, queueName), err)
 				}
 				return a.done("%s is pending again; 'run' sends it", args[0])
 			})
@@ -167,7 +181,7 @@ func (a *app) outboxCommand() *cobra.Command {
 			if olderThan < 0 {
 				return usagef("--older-than must not be negative")
 			}
-			return with(false, func(ob *outbox.Outbox) error {
+			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				n, err := ob.Prune(olderThan)
 				if err != nil {
 					return err
@@ -205,11 +219,17 @@ func (a *app) outboxCommand() *cobra.Command {
 				h = slog.NewJSONHandler(a.stdout, nil)
 			}
 			var tally drainTally
+			if isPostgres(db) {
+				// WithStateChange tells of every process's changes on a shared queue: the
+				// summary counts those this run logged, its own.
+				tally.mine = map[string]bool{}
+				h = &mineHandler{Handler: h, tally: &tally}
+			}
 			opts := []outbox.Option{outbox.WithLogger(slog.New(h)), outbox.WithRetryInterval(retry)}
 			if drain { // a run without end would keep every ID it ever saw
 				opts = append(opts, outbox.WithStateChange(tally.add))
 			}
-			ob, err := open(false, c, opts...)
+			ob, err := open(cmd.Context(), false, c, opts...)
 			if err != nil {
 				return err
 			}
@@ -218,7 +238,7 @@ func (a *app) outboxCommand() *cobra.Command {
 				if drain {
 					until = "until nothing is due"
 				}
-				fmt.Fprintf(a.stdout, "delivering %s to %s; %s\n", db, c.BaseURL(), until)
+				fmt.Fprintf(a.stdout, "delivering %s to %s; %s\n", outboxName(db, queueName), c.BaseURL(), until)
 			}
 			if !drain {
 				err = ob.Run(cmd.Context())
@@ -252,12 +272,55 @@ func (a *app) outboxCommand() *cobra.Command {
 	return cmd
 }
 
+// isPostgres reports whether --db names a PostgreSQL database rather than a file.
+func isPostgres(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// outboxName is the outbox as run names it: the file, or the queue and the database without
+// its password.
+func outboxName(db, queue string) string {
+	if !isPostgres(db) {
+		return db
+	}
+	if u, err := url.Parse(db); err == nil {
+		q := u.Query()
+		for k := range q {
+			if strings.Contains(strings.ToLower(k), "password") {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
+		return fmt.Sprintf("queue %q of %s", queue, u.Redacted())
+	}
+	return fmt.Sprintf("queue %q", queue)
+}
+
 // drainTally keeps the last state of every entry a run changed, from the outbox's
 // WithStateChange calls (one at a time, so the mutex only orders them with the reader).
 type drainTally struct {
 	mu    sync.Mutex
 	order []string
 	last  map[string]outbox.State
+	mine  map[string]bool // on a shared queue, the entries this run changed; nil for a file
+}
+
+// mineHandler notes the entries of the changes the outbox logs, which are this run's own.
+type mineHandler struct {
+	slog.Handler
+	tally *drainTally
+}
+
+func (h *mineHandler) Handle(ctx context.Context, r slog.Record) error {
+	r.Attrs(func(at slog.Attr) bool {
+		if at.Key == "id" {
+			h.tally.mu.Lock()
+			h.tally.mine[at.Value.String()] = true
+			h.tally.mu.Unlock()
+		}
+		return true
+	})
+	return h.Handler.Handle(ctx, r)
 }
 
 func (d *drainTally) add(e outbox.Entry) {
@@ -278,6 +341,9 @@ func (a *app) drainSummary(d *drainTally, left []outbox.Entry) error {
 	d.mu.Lock()
 	byState := map[outbox.State][]string{}
 	for _, id := range d.order {
+		if d.mine != nil && !d.mine[id] {
+			continue // another process's
+		}
 		if s := d.last[id]; s != outbox.Pending {
 			byState[s] = append(byState[s], id)
 		}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
+	"github.com/labelprinter/go-labelprinter/outbox"
+)
+
+// TestOutboxPostgres: every outbox command works on a queue in PostgreSQL, and enqueue and
+// list work while a run delivers from the same queue, which a file does not allow.
+func TestOutboxPostgres(t *testing.T) {
+	dsn := pgtest.WithParam(pgtest.DSN(t), "password", "Sekr1t-pw")
+	srv := startSim(t)
+	ctx := context.Background()
+	env := map[string]string{"LABELPRINTER_URL": srv.URL, "LABELPRINTER_PRINTER": "line1", "LABELPRINTER_OUTBOX": dsn}
+	c := func(args ...string) result { t.Helper(); return cli(t, ctx, env, "", args...).ok(t) }
+	cli(t, ctx, env, `{"format":3}`, "labels", "put", "MEDIUM", "-").ok(t)
+
+	if r := c("outbox", "enqueue", "--id", "order-1", "--label", "MEDIUM", "--queue"); r.stdout != "enqueued order-1 for line1\n" {
+		t.Errorf("enqueue: %q", r.stdout)
+	}
+	if r := c("outbox", "enqueue", "--id", "order-1", "--label", "OTHER"); r.stdout != "order-1 is already in the outbox (pending); nothing added\n" {
+		t.Errorf("enqueue again: %q", r.stdout)
+	}
+	// Another queue of the same database knows nothing of it.
+	if r := c("outbox", "--queue-name", "line2", "list"); strings.Contains(r.stdout, "order-1") {
+		t.Errorf("queue line2 lists queue default's entry:\n%s", r.stdout)
+	}
+
+	// A run delivers while enqueue and list go on beside it.
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan result, 1)
+	go func() { done <- cli(t, runCtx, env, "", "outbox", "run", "--retry", "10ms") }()
+	for i, id := range []string{"order-2", "order-3"} {
+		time.Sleep(50 * time.Millisecond)
+		c("outbox", "enqueue", "--id", id, "--label", "MEDIUM", "--queue")
+		if r := c("outbox", "list"); !strings.Contains(r.stdout, id) {
+			t.Errorf("list %d during run:\n%s", i, r.stdout)
+		}
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for srv.Sim.Requests("POST", "/api/v3/printers/{name}/printJob") < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the last outcome's commit
+	stop()
+	run := (<-done).ok(t)
+	if !strings.Contains(run.stdout, `delivering queue "default" of postgres://postgres@127.0.0.1:`) ||
+		!strings.Contains(run.stdout, "order-3 sent printer=line1 attempts=1") {
+		t.Errorf("run:\n%s", run.stdout)
+	}
+	list := c("outbox", "list", "--state", "sent").stdout
+	for _, id := range []string{"order-1", "order-2", "order-3"} {
+		if !strings.Contains(list, id) {
+			t.Errorf("%s not sent:\n%s", id, list)
+		}
+	}
+	if r := c("outbox", "get", "order-2"); !strings.Contains(r.stdout, `"state": "sent"`) {
+		t.Errorf("get: %s", r.stdout)
+	}
+	c("outbox", "enqueue", "--id", "order-4", "--label", "MEDIUM", "--expire-after", "1h")
+	if r := c("outbox", "cancel", "order-4"); !strings.Contains(r.stdout, "cancelled order-4") {
+		t.Errorf("cancel: %q", r.stdout)
+	}
+	if r := cli(t, ctx, env, "", "outbox", "resend", "order-1"); r.code != 1 || !strings.Contains(r.stderr, "only unknown entries can be resent") {
+		t.Errorf("resend of a sent entry: exit %d, %q", r.code, r.stderr)
+	}
+	if r := c("outbox", "run", "--drain"); !strings.Contains(r.stdout, "sent      0  by this run") {
+		t.Errorf("drain:\n%s", r.stdout)
+	}
+	if r := c("outbox", "prune", "--older-than", "0s"); r.stdout != "removed 4 entries\n" {
+		t.Errorf("prune: %q", r.stdout)
+	}
+	all := strings.Join([]string{run.stdout, run.stderr, list}, "")
+	if strings.Contains(all, "Sekr1t-pw") {
+		t.Errorf("the password was printed:\n%s", all)
+	}
+}
+
+// TestOutboxQueueNameWithFile: --queue-name names a queue in PostgreSQL; with a file it is a
+// usage error.
+func TestOutboxQueueNameWithFile(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "x.outbox")
+	r := cli(t, context.Background(), map[string]string{"LABELPRINTER_OUTBOX": db}, "", "outbox", "--queue-name", "a", "list")
+	if r.code != 2 || !strings.Contains(r.stderr, "--queue-name") {
+		t.Errorf("exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// TestOutboxPostgresUnreachable: a database that cannot be reached is an error that names no
+// password, at once.
+func TestOutboxPostgresUnreachable(t *testing.T) {
+	env := map[string]string{"LABELPRINTER_OUTBOX": "postgres://lp:Sekr1t-pw@127.0.0.1:1/plant"}
+	start := time.Now()
+	r := cli(t, context.Background(), env, "", "outbox", "enqueue", "--id", "a", "--label", "L")
+	if r.code != 1 || strings.Contains(r.stderr, "Sekr1t-pw") || !strings.Contains(r.stderr, "PostgreSQL") {
+		t.Errorf("exit %d, %q", r.code, r.stderr)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+// TestOutboxDrainCountsItsOwn: on a shared queue, run --drain's summary counts the entries
+// this run logged, not what another runner delivered from the same queue meanwhile, which
+// WithStateChange also tells.
+func TestOutboxDrainCountsItsOwn(t *testing.T) {
+	var out strings.Builder
+	a := &app{stdout: &out}
+	tally := &drainTally{mine: map[string]bool{}}
+	log := slog.New(&mineHandler{Handler: &changeHandler{w: io.Discard}, tally: tally})
+	for _, e := range []outbox.Entry{
+		{Intent: outbox.Intent{ID: "mine"}, State: outbox.Sent},
+		{Intent: outbox.Intent{ID: "theirs"}, State: outbox.Sent},
+		{Intent: outbox.Intent{ID: "theirs-lost"}, State: outbox.Unknown},
+	} {
+		tally.add(e)
+	}
+	log.Info("outbox: sent", "id", "mine", "state", "sent")
+	if err := a.drainSummary(tally, nil); err != nil {
+		t.Errorf("summary: %v", err)
+	}
+	if !strings.Contains(out.String(), "sent      1  by this run") || !strings.Contains(out.String(), "unknown   0") {
+		t.Errorf("summary:\n%s", out.String())
+	}
+}

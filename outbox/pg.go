@@ -1,0 +1,1037 @@
+package outbox
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	labelprinter "github.com/labelprinter/go-labelprinter"
+)
+
+// This file holds the PostgreSQL store: one queue of a database that any number of Outboxes,
+// in any number of processes, use at once. Each printer's lane is delivered by one Run at a
+// time, the one holding the lane's lease row; time is the database's.
+
+const (
+	// pgSchemaVersion is the version of the tables this code reads and writes; a database
+	// whose version row says more is refused.
+	pgSchemaVersion = 1
+	// defaultLeaseTTL is how long a lane's lease lasts without renewal.
+	defaultLeaseTTL = 10 * time.Second
+	// pgConnectTimeout bounds a connection attempt when the DSN sets none, so an unreachable
+	// database fails an Enqueue in seconds and not at its context's deadline.
+	pgConnectTimeout = 5 * time.Second
+	// pgMaxConns is the pool's size when the DSN sets none: concurrent Enqueues each need a
+	// connection, and PostgreSQL commits concurrent transactions together.
+	pgMaxConns = 16
+)
+
+// WithLeaseTTL sets how long a Run's hold on a printer's lane lasts without renewal on a queue
+// in PostgreSQL (default 10 s): a Run renews its leases well within d while it runs, and
+// another Run takes a lane whose lease has run out, within d plus its polling interval (at
+// most a second) of the holder's death. The file store has one owner and ignores it.
+func WithLeaseTTL(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 100*time.Millisecond {
+			return fmt.Errorf("%w: outbox.WithLeaseTTL: the lease must last at least 100ms, got %v", labelprinter.ErrInvalidArgument, d)
+		}
+		o.leaseTTL = d
+		return nil
+	}
+}
+
+// pgSchema creates the tables in the first schema of the search_path. The trigger tells every
+// committed change of an entry to the queue's channel, in commit order, as the record's JSON;
+// a record too long for a notification is told by its sequence number, and the listener reads
+// it back. A new entry is told by add, just after its commit: a NOTIFY in a transaction holds
+// a lock of the whole database until its commit is flushed, which would make concurrent
+// Enqueues wait for each other's disk writes instead of sharing them.
+const pgSchema = `
+CREATE TABLE IF NOT EXISTS labelprinter_outbox_version (
+	one boolean PRIMARY KEY DEFAULT true CHECK (one),
+	version integer NOT NULL
+);
+CREATE TABLE IF NOT EXISTS labelprinter_outbox_entries (
+	queue text NOT NULL,
+	seq bigint GENERATED ALWAYS AS IDENTITY,
+	id text NOT NULL,
+	printer text NOT NULL,
+	kind text NOT NULL,
+	job text,
+	expire_after bigint NOT NULL,
+	state text NOT NULL,
+	attempts integer NOT NULL DEFAULT 0,
+	enqueued timestamptz NOT NULL DEFAULT now(),
+	updated timestamptz NOT NULL DEFAULT now(),
+	error text NOT NULL DEFAULT '',
+	response text,
+	pruned timestamptz,
+	PRIMARY KEY (queue, seq),
+	UNIQUE (queue, id)
+);
+CREATE INDEX IF NOT EXISTS labelprinter_outbox_entries_open ON labelprinter_outbox_entries (queue, printer, seq)
+	WHERE state IN ('pending', 'sending');
+CREATE TABLE IF NOT EXISTS labelprinter_outbox_lanes (
+	queue text NOT NULL,
+	printer text NOT NULL,
+	owner text NOT NULL DEFAULT '',
+	lease_until timestamptz NOT NULL DEFAULT '-infinity',
+	in_flight bigint,
+	PRIMARY KEY (queue, printer)
+);
+CREATE OR REPLACE FUNCTION labelprinter_outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+	p text;
+BEGIN
+	IF NEW.pruned IS NOT NULL THEN
+		RETURN NULL;
+	END IF;
+	p := json_build_object('seq', NEW.seq, 'id', NEW.id, 'printer', NEW.printer,
+		'kind', NEW.kind, 'job', NEW.job::json, 'expireAfter', NEW.expire_after, 'state', NEW.state,
+		'attempts', NEW.attempts, 'enqueued', NEW.enqueued, 'updated', NEW.updated, 'error', NEW.error,
+		'response', NEW.response::json)::text;
+	IF octet_length(p) > 7900 THEN
+		p := json_build_object('seq', NEW.seq, 'trimmed', true)::text;
+	END IF;
+	PERFORM pg_notify('lpo_' || md5(NEW.queue), p);
+	RETURN NULL;
+END
+$$;
+DROP TRIGGER IF EXISTS labelprinter_outbox_notify ON labelprinter_outbox_entries;
+CREATE TRIGGER labelprinter_outbox_notify AFTER UPDATE ON labelprinter_outbox_entries
+	FOR EACH ROW EXECUTE FUNCTION labelprinter_outbox_notify();
+`
+
+// pgCols are the columns a record is read from, in scanRecord's order.
+const pgCols = `seq, id, printer, kind, job, expire_after, state, attempts, enqueued, updated, error, response`
+
+// pgStore is one queue in PostgreSQL.
+type pgStore struct {
+	pool   *pgxpool.Pool
+	queue  string
+	owner  string // this Outbox's name in the lanes it holds
+	ttl    time.Duration
+	secret []string // what to take out of every error: the password, as written and as sent
+
+	offset atomic.Int64     // the database's clock minus this host's, in ns
+	clock  func() time.Time // this host's clock: time.Now, but for tests
+
+	// The listener: a connection of its own that LISTENs on the queue's channel.
+	connCfg  *pgx.ConnConfig
+	channel  string
+	hook     commitHook
+	onChange func(r *record) // wakes Run
+	gap      func()          // notifications may have been missed: wake every Wait and Run
+	stopL    context.CancelFunc
+	lDone    chan struct{}
+	ready    chan error // the first LISTEN's outcome
+	told     uint64     // changes told, the listener's count
+	flushMu  sync.Mutex
+	flushing map[string]chan struct{} // sentinels in flight, by payload
+	// Of the listener only: when it began (the database's time), the entries whose Pending
+	// it told, and those it told ahead of their own notification.
+	since    time.Time
+	newTold  map[uint64]bool
+	newOrder []uint64
+	early    map[uint64]bool
+}
+
+// OpenPostgres opens the outbox queue named queue in the PostgreSQL database at dsn (a URL
+// or keyword/value connection string, read as libpq does, PG* variables, PGPASSFILE and
+// ~/.pgpass included), creating its tables in the DSN's search_path on first use, and returns
+// an Outbox with the same methods and meaning as Open's. IDs are unique per queue; several
+// queues share a database, and any number of Outboxes, in any number of processes on any
+// number of machines, may open the same queue at once. c delivers the intents; it may be nil
+// for an outbox that is only inspected or filled.
+//
+// Every Run may deliver, but each printer's entries are delivered by one Run at a time, the
+// one holding the printer's lease (WithLeaseTTL); a Run that takes over a lane whose holder's
+// lease ran out turns the entries that holder left Sending into Unknown, as Open does with a
+// file after a crash. Leases, expiry and Prune go by the database's clock. Wait and
+// WithStateChange hear of the changes every process commits on the queue, through
+// LISTEN/NOTIFY, each entry's changes in order and all but new entries' in commit order (a
+// new entry is told just after its commit); an Outbox that never runs keeps what
+// WithStateChange has to tell in memory until Close, other processes' changes included.
+// Tables of a newer version are refused with an error that says so. No error of the outbox
+// carries the DSN's password. Enqueue fails as soon as the database cannot be reached (a
+// connection attempt is bounded by 5 s when the DSN sets no connect_timeout).
+func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client, opts ...Option) (*Outbox, error) {
+	if ctx == nil {
+		return nil, invalid("OpenPostgres", "nil context")
+	}
+	if err := checkQueue(queue); err != nil {
+		return nil, err
+	}
+	o, err := parseOptions("OpenPostgres", opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.leaseTTL == 0 {
+		o.leaseTTL = defaultLeaseTTL
+	}
+	cfg, secret, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = pgConnectTimeout
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = pgMaxConns
+	}
+	ob := newOutbox(c, o)
+	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, secret: secret, connCfg: cfg.ConnConfig.Copy(), hook: ob.hook(),
+		owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{}}
+	if o.clock != nil {
+		s.clock = o.clock
+	}
+	sum := md5.Sum([]byte(queue))
+	s.channel = "lpo_" + hex.EncodeToString(sum[:])
+	s.onChange = func(r *record) {
+		if r.State == Pending {
+			ob.dirty.Store(true) // a new entry, or one resent: the lanes need a look
+		}
+		ob.signal()
+	}
+	s.gap = func() {
+		ob.dirty.Store(true)
+		ob.wakeAllWaiters()
+		ob.signal()
+	}
+	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, s.fail("connecting", err)
+	}
+	if err := s.setup(ctx); err != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	s.hook.first(1)
+	s.since = s.clock().Add(time.Duration(s.offset.Load()) - time.Second) // a second's margin for the clocks' measure
+	if err := s.listen(); err != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	ob.store = s
+	ob.now = func() time.Time { return s.clock().Add(time.Duration(s.offset.Load())) }
+	return ob, nil
+}
+
+// parseDSN reads dsn as pgx does and returns, beside the pool's configuration, what must be
+// taken out of every error: the password as the DSN writes it and as it is sent. Its own error
+// says what is wrong without the password.
+func parseDSN(dsn string) (*pgxpool.Config, []string, error) {
+	secret := dsnSecrets(dsn)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// A ParseConfigError's text masks the password as well as it can; its ConnString
+		// field does not, so no error of pgx's is wrapped, only its text, redacted again.
+		return nil, nil, fmt.Errorf("%w: outbox.OpenPostgres: %s", labelprinter.ErrInvalidArgument, redact(err.Error(), secret))
+	}
+	if p := cfg.ConnConfig.Password; p != "" {
+		secret = append(secret, p, url.QueryEscape(p), url.PathEscape(p), userinfoEscape(p))
+	}
+	return cfg, secret, nil
+}
+
+// checkQueue refuses a queue name that would not survive a listing or a log line.
+func checkQueue(q string) error {
+	switch {
+	case q == "":
+		return invalid("OpenPostgres", "empty queue name")
+	case len(q) > maxIDLen:
+		return invalid("OpenPostgres", "queue name is longer than %d bytes", maxIDLen)
+	case !utf8.ValidString(q):
+		return invalid("OpenPostgres", "queue name is not valid UTF-8")
+	}
+	for _, r := range q {
+		if unicode.IsControl(r) {
+			return invalid("OpenPostgres", "queue name %q contains a control character", q)
+		}
+	}
+	return nil
+}
+
+// ownerName names this Outbox in the lanes it holds: the host and process, for a person
+// reading the table, and random bits, so no two Outboxes share a name.
+func ownerName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:10])
+}
+
+var (
+	dsnKVPassword = regexp.MustCompile(`password\s*=\s*('(?:[^'\\]|\\.)*'|[^ ]*)`)
+)
+
+// dsnSecrets finds the password in a DSN as written, in a URL's userinfo or query or as a
+// keyword/value pair, so that it can be taken out of errors even before the DSN is parsed.
+func dsnSecrets(dsn string) []string {
+	var out []string
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" {
+		if p, ok := u.User.Password(); ok && p != "" {
+			out = append(out, p, url.QueryEscape(p), url.PathEscape(p), userinfoEscape(p))
+		}
+		for k, vs := range u.Query() {
+			if strings.Contains(strings.ToLower(k), "password") {
+				for _, v := range vs {
+					if v != "" {
+						out = append(out, v, url.QueryEscape(v))
+					}
+				}
+			}
+		}
+	}
+	for _, m := range dsnKVPassword.FindAllStringSubmatch(dsn, -1) {
+		if v := strings.Trim(m[1], "'"); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// userinfoEscape is p as a URL's userinfo writes it.
+func userinfoEscape(p string) string {
+	return strings.TrimPrefix(url.UserPassword("", p).String(), ":")
+}
+
+// redact replaces every secret in s.
+func redact(s string, secrets []string) string {
+	for _, p := range secrets {
+		if p != "" {
+			s = strings.ReplaceAll(s, p, "xxxxx")
+		}
+	}
+	return s
+}
+
+// pgError is an error of the database with the password taken out of its text. It matches
+// what the error it stands for matches with errors.Is (context errors among them), but does
+// not hand that error out, whose text may carry the DSN.
+type pgError struct {
+	msg string
+	err error
+}
+
+func (e *pgError) Error() string { return e.msg }
+
+func (e *pgError) Is(target error) bool { return errors.Is(e.err, target) }
+
+// fail wraps err, a failure of the database while doing what, without the password.
+func (s *pgStore) fail(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrWrongState) || errors.Is(err, labelprinter.ErrInvalidArgument) {
+		return err // the outbox's own
+	}
+	return &pgError{msg: redact(fmt.Sprintf("outbox: PostgreSQL: %s: %v", what, err), s.secret), err: err}
+}
+
+// setup creates the tables on first use and checks their version, under a transaction-scoped
+// lock so that Outboxes opening a new database at once do not trip over each other.
+func (s *pgStore) setup(ctx context.Context) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286135)`); err != nil {
+			return err
+		}
+		var v int
+		err := tx.QueryRow(ctx, `SELECT version FROM labelprinter_outbox_version`).Scan(&v)
+		var pe *pgconn.PgError
+		switch {
+		case errors.As(err, &pe) && pe.Code == "42P01": // undefined_table: a new database
+			return errMissing
+		case errors.Is(err, pgx.ErrNoRows):
+			return errMissing
+		case err != nil:
+			return err
+		case v > pgSchemaVersion:
+			return newerTables(v)
+		}
+		return nil
+	})
+	if errors.Is(err, errMissing) {
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286135)`); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, pgSchema); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO labelprinter_outbox_version (version) VALUES ($1) ON CONFLICT DO NOTHING`, pgSchemaVersion)
+			return err
+		})
+	}
+	var newer newerTables
+	if errors.As(err, &newer) {
+		return err
+	}
+	if err := s.measure(ctx); err != nil {
+		return err
+	}
+	return s.fail("creating the outbox tables", err)
+}
+
+var errMissing = errors.New("outbox tables missing")
+
+// newerTables is the error for tables of a version newer than this code's.
+type newerTables int
+
+func (v newerTables) Error() string {
+	return fmt.Sprintf("outbox: the database's outbox tables are of version %d; this version of the outbox reads version %d and leaves them alone: upgrade the program", int(v), pgSchemaVersion)
+}
+
+// measure takes the database's clock, so that this host's deadlines follow it.
+func (s *pgStore) measure(ctx context.Context) error {
+	before := s.clock()
+	var db time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&db); err != nil {
+		return s.fail("reading the clock", err)
+	}
+	after := s.clock()
+	mid := before.Add(after.Sub(before) / 2)
+	s.offset.Store(int64(db.Sub(mid)))
+	return nil
+}
+
+// scanRecord reads a row of pgCols.
+func scanRecord(row pgx.Row) (*record, error) {
+	var (
+		r        record
+		job, res *string
+		expire   int64
+	)
+	if err := row.Scan(&r.Seq, &r.ID, &r.Printer, &r.Kind, &job, &expire, &r.State, &r.Attempts, &r.Enqueued, &r.Updated, &r.Error, &res); err != nil {
+		return nil, err
+	}
+	r.ExpireAfter = time.Duration(expire)
+	r.Enqueued, r.Updated = r.Enqueued.UTC(), r.Updated.UTC()
+	if job != nil {
+		r.Job = json.RawMessage(*job)
+	}
+	if res != nil {
+		r.Response = json.RawMessage(*res)
+	}
+	return &r, nil
+}
+
+func nullable(b json.RawMessage) *string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+func (s *pgStore) lookup(ctx context.Context, id string) (*record, error) {
+	var pruned *time.Time
+	var r record
+	var job, res *string
+	var expire int64
+	err := s.pool.QueryRow(ctx, `SELECT `+pgCols+`, pruned FROM labelprinter_outbox_entries WHERE queue = $1 AND id = $2`, s.queue, id).
+		Scan(&r.Seq, &r.ID, &r.Printer, &r.Kind, &job, &expire, &r.State, &r.Attempts, &r.Enqueued, &r.Updated, &r.Error, &res, &pruned)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, s.fail("reading "+fmt.Sprintf("%q", id), err)
+	}
+	if pruned != nil {
+		return nil, prunedError(id, tombstone{State: r.State, Updated: r.Updated.UTC(), Pruned: pruned.UTC()})
+	}
+	r.ExpireAfter = time.Duration(expire)
+	r.Enqueued, r.Updated = r.Enqueued.UTC(), r.Updated.UTC()
+	if job != nil {
+		r.Job = json.RawMessage(*job)
+	}
+	if res != nil {
+		r.Response = json.RawMessage(*res)
+	}
+	return &r, nil
+}
+
+// add inserts r in one statement; an ID already there (pruned or not) adds nothing. Two adds
+// of one ID at once: the second waits for the first to commit and then finds its entry.
+func (s *pgStore) add(ctx context.Context, r *record) (*record, bool, error) {
+	stored, err := scanRecord(s.pool.QueryRow(ctx, `INSERT INTO labelprinter_outbox_entries
+		(queue, id, printer, kind, job, expire_after, state, attempts, error)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, 0, '')
+		ON CONFLICT (queue, id) DO NOTHING RETURNING `+pgCols,
+		s.queue, r.ID, r.Printer, r.Kind, nullable(r.Job), int64(r.ExpireAfter), string(r.State)))
+	if err == nil {
+		s.tellNew(ctx, stored)
+		return stored, true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, s.fail("storing the entry", err)
+	}
+	stored, err = s.lookup(ctx, r.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	return stored, false, nil
+}
+
+func (s *pgStore) list(ctx context.Context, states []State) ([]*record, error) {
+	names := make([]string, len(states))
+	for i, st := range states {
+		names[i] = string(st)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
+		WHERE queue = $1 AND pruned IS NULL AND (cardinality($2::text[]) = 0 OR state = ANY($2)) ORDER BY seq`, s.queue, names)
+	if err != nil {
+		return nil, s.fail("listing", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*record, error) { return scanRecord(row) })
+	if err != nil {
+		return nil, s.fail("listing", err)
+	}
+	return out, nil
+}
+
+// save writes what the rules change of r: its state, attempts, error and answer, with the
+// database's time.
+func save(ctx context.Context, tx pgx.Tx, queue string, r *record) error {
+	return tx.QueryRow(ctx, `UPDATE labelprinter_outbox_entries SET state = $3, attempts = $4, error = $5,
+		response = $6, updated = now() WHERE queue = $1 AND seq = $2 RETURNING updated`,
+		queue, int64(r.Seq), string(r.State), r.Attempts, r.Error, nullable(r.Response)).Scan(&r.Updated)
+}
+
+func (s *pgStore) change(ctx context.Context, id string, _ time.Time, f func(*record) error) (*record, error) {
+	var done *record
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		r, err := scanRecord(tx.QueryRow(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
+			WHERE queue = $1 AND id = $2 AND pruned IS NULL FOR UPDATE`, s.queue, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			_, err := s.lookup(ctx, id) // pruned, or not there
+			if err == nil {
+				err = fmt.Errorf("%w: %q", ErrNotFound, id)
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if err := f(r); err != nil {
+			return err
+		}
+		if err := save(ctx, tx, s.queue, r); err != nil {
+			return err
+		}
+		done = r
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail("changing "+fmt.Sprintf("%q", id), err)
+	}
+	return done, nil
+}
+
+// expire applies f to those of items still Pending and past their deadline by the
+// database's clock.
+func (s *pgStore) expire(ctx context.Context, items []*item, _ time.Time, f func(*record) bool) ([]*record, error) {
+	seqs := make([]int64, len(items))
+	for i, it := range items {
+		seqs[i] = int64(it.seq)
+	}
+	var changed []*record
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		changed = changed[:0]
+		rows, err := tx.Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
+			WHERE queue = $1 AND seq = ANY($2) AND state = 'pending' AND pruned IS NULL
+			AND enqueued + expire_after / 1000 * interval '1 microsecond' <= now() ORDER BY seq FOR UPDATE`, s.queue, seqs)
+		if err != nil {
+			return err
+		}
+		recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*record, error) { return scanRecord(row) })
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if !f(r) {
+				continue
+			}
+			if err := save(ctx, tx, s.queue, r); err != nil {
+				return err
+			}
+			changed = append(changed, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail("recording expired entries", err)
+	}
+	return changed, nil
+}
+
+// begin is the claim: in one transaction it locks the printer's lane row, checking that this
+// Outbox still holds its lease (and renewing it) and marking it in flight; then, in a new
+// statement that sees every entry committed before the lock was taken, it locks the lane's
+// head entry, which must be it's, and commits what f makes of it. nil: the lease is gone or
+// another entry comes first; the index is then looked at again.
+func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*record) bool) (*record, error) {
+	var rec *record
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		rec = nil
+		tag, err := tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET in_flight = $3, lease_until = now() + $5 * interval '1 microsecond'
+			WHERE queue = $1 AND printer = $2 AND owner = $4 AND lease_until > now()`,
+			s.queue, it.printer, int64(it.seq), s.owner, s.ttl.Microseconds())
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return nil // the lease ran out, and maybe another Run has the lane
+		}
+		r, err := scanRecord(tx.QueryRow(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
+			WHERE queue = $1 AND printer = $2 AND state IN ('pending', 'sending') AND pruned IS NULL
+			ORDER BY seq LIMIT 1 FOR UPDATE`, s.queue, it.printer))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if r.Seq != it.seq || !f(r) {
+			return nil
+		}
+		if err := save(ctx, tx, s.queue, r); err != nil {
+			return err
+		}
+		rec = r
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail(fmt.Sprintf("recording %q as sending", it.id), err)
+	}
+	return rec, nil
+}
+
+// finish commits the outcome of an entry begin returned, if it is still Sending: a Run that
+// took the lane over meanwhile has made it Unknown, which stays.
+func (s *pgStore) finish(ctx context.Context, r *record) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `UPDATE labelprinter_outbox_entries SET state = $3, error = $4, response = $5, updated = now()
+			WHERE queue = $1 AND seq = $2 AND state = 'sending' RETURNING updated`,
+			s.queue, int64(r.Seq), string(r.State), r.Error, nullable(r.Response)).Scan(&r.Updated)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET in_flight = NULL
+			WHERE queue = $1 AND printer = $2 AND owner = $3 AND in_flight = $4`, s.queue, r.Printer, s.owner, int64(r.Seq))
+		return err
+	})
+	return s.fail(fmt.Sprintf("recording the outcome of %q (%s)", r.ID, r.State), err)
+}
+
+func finalNames() []string {
+	var out []string
+	for _, st := range []State{Pending, Sending, Sent, Rejected, Unknown, Expired, Cancelled} {
+		if st.final() {
+			out = append(out, string(st))
+		}
+	}
+	return out
+}
+
+// prune marks the final entries last changed more than olderThan ago (by the database's
+// clock) as pruned: their job and answer go, their ID, state and times stay.
+func (s *pgStore) prune(ctx context.Context, _ time.Time, olderThan time.Duration) (int, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE labelprinter_outbox_entries SET pruned = now(), job = NULL, response = NULL
+		WHERE queue = $1 AND pruned IS NULL AND state = ANY($2) AND updated < now() - $3 * interval '1 microsecond'`,
+		s.queue, finalNames(), olderThan.Microseconds())
+	if err != nil {
+		return 0, s.fail("pruning", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+func (s *pgStore) forget(ctx context.Context, _ time.Time, olderThan time.Duration) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM labelprinter_outbox_entries
+		WHERE queue = $1 AND pruned IS NOT NULL AND pruned < now() - $2 * interval '1 microsecond'`,
+		s.queue, olderThan.Microseconds())
+	if err != nil {
+		return 0, s.fail("forgetting pruned IDs", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// poll is how often a Run looks at the lanes: to renew its leases (four times or more per
+// lease) and to take over lanes whose holder's lease ran out.
+func (s *pgStore) poll() time.Duration { return min(s.ttl/4, time.Second) }
+
+// laneState is what sync found: the lanes this Outbox holds, their Pending entries in
+// sequence order, and the entries it turned Unknown.
+type laneState struct {
+	held    []string
+	pending []*record
+	unknown []*record
+}
+
+// sync renews this Outbox's leases, takes the lanes with work whose lease is free or ran out
+// (turning what their holder left Sending into Unknown), turns Unknown what this Outbox left
+// Sending in its own lanes without a request on its way (inFlight says which are), and reads
+// the Pending entries of the lanes it holds.
+func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (laneState, error) {
+	var st laneState
+	if err := s.measure(ctx); err != nil {
+		return st, err
+	}
+	rows, err := s.pool.Query(ctx, `UPDATE labelprinter_outbox_lanes SET lease_until = now() + $3 * interval '1 microsecond'
+		WHERE queue = $1 AND owner = $2 AND lease_until > now() RETURNING printer`, s.queue, s.owner, s.ttl.Microseconds())
+	if err != nil {
+		return st, s.fail("renewing leases", err)
+	}
+	held, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return st, s.fail("renewing leases", err)
+	}
+	rows, err = s.pool.Query(ctx, `SELECT DISTINCT e.printer FROM labelprinter_outbox_entries e
+		WHERE e.queue = $1 AND e.state IN ('pending', 'sending') AND e.pruned IS NULL
+		AND NOT EXISTS (SELECT 1 FROM labelprinter_outbox_lanes l WHERE l.queue = e.queue AND l.printer = e.printer
+			AND l.owner <> '' AND l.lease_until > now())`, s.queue)
+	if err != nil {
+		return st, s.fail("looking for lanes", err)
+	}
+	free, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return st, s.fail("looking for lanes", err)
+	}
+	for _, p := range free {
+		unknown, ok, err := s.take(ctx, p)
+		if err != nil {
+			return st, err
+		}
+		if ok {
+			held = append(held, p)
+			st.unknown = append(st.unknown, unknown...)
+		}
+	}
+	st.held = held
+	if len(held) == 0 {
+		return st, nil
+	}
+	// What this Outbox left Sending: a delivery whose outcome could not be committed.
+	rows, err = s.pool.Query(ctx, `SELECT seq, printer FROM labelprinter_outbox_entries
+		WHERE queue = $1 AND state = 'sending' AND printer = ANY($2)`, s.queue, held)
+	if err != nil {
+		return st, s.fail("looking for entries left sending", err)
+	}
+	type left struct {
+		Seq     int64
+		Printer string
+	}
+	sending, err := pgx.CollectRows(rows, pgx.RowToStructByPos[left])
+	if err != nil {
+		return st, s.fail("looking for entries left sending", err)
+	}
+	for _, l := range sending {
+		if inFlight(uint64(l.Seq)) {
+			continue
+		}
+		recs, err := s.orphan(ctx, l.Printer, l.Seq)
+		if err != nil {
+			return st, err
+		}
+		st.unknown = append(st.unknown, recs...)
+	}
+	rows, err = s.pool.Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
+		WHERE queue = $1 AND state = 'pending' AND pruned IS NULL AND printer = ANY($2) ORDER BY seq`, s.queue, held)
+	if err != nil {
+		return st, s.fail("reading pending entries", err)
+	}
+	st.pending, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*record, error) { return scanRecord(row) })
+	if err != nil {
+		return st, s.fail("reading pending entries", err)
+	}
+	return st, nil
+}
+
+// take takes printer's lane if its lease is free or ran out, turning the entries its last
+// holder left Sending into Unknown in the same transaction.
+func (s *pgStore) take(ctx context.Context, printer string) (unknown []*record, ok bool, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		unknown, ok = nil, false
+		if _, err := tx.Exec(ctx, `INSERT INTO labelprinter_outbox_lanes (queue, printer) VALUES ($1, $2)
+			ON CONFLICT DO NOTHING`, s.queue, printer); err != nil {
+			return err
+		}
+		var owner string
+		var live bool
+		if err := tx.QueryRow(ctx, `SELECT owner, lease_until > now() FROM labelprinter_outbox_lanes
+			WHERE queue = $1 AND printer = $2 FOR UPDATE`, s.queue, printer).Scan(&owner, &live); err != nil {
+			return err
+		}
+		if owner != "" && live {
+			return nil // another Run's, after all
+		}
+		rows, err := tx.Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
+			WHERE queue = $1 AND printer = $2 AND state = 'sending' ORDER BY seq FOR UPDATE`, s.queue, printer)
+		if err != nil {
+			return err
+		}
+		recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*record, error) { return scanRecord(row) })
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			orphaned(r, r.Updated)
+			if err := save(ctx, tx, s.queue, r); err != nil {
+				return err
+			}
+		}
+		unknown = recs
+		if _, err := tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET owner = $3, in_flight = NULL,
+			lease_until = now() + $4 * interval '1 microsecond' WHERE queue = $1 AND printer = $2`,
+			s.queue, printer, s.owner, s.ttl.Microseconds()); err != nil {
+			return err
+		}
+		ok = true
+		return nil
+	})
+	if err != nil {
+		return nil, false, s.fail(fmt.Sprintf("taking the lane of printer %q", printer), err)
+	}
+	return unknown, ok, nil
+}
+
+// orphan turns entry seq, which this Outbox left Sending in a lane it holds, into Unknown.
+func (s *pgStore) orphan(ctx context.Context, printer string, seq int64) ([]*record, error) {
+	var out []*record
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		out = nil
+		tag, err := tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET in_flight = NULL
+			WHERE queue = $1 AND printer = $2 AND owner = $3 AND lease_until > now()`, s.queue, printer, s.owner)
+		if err != nil || tag.RowsAffected() == 0 {
+			return err
+		}
+		r, err := scanRecord(tx.QueryRow(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
+			WHERE queue = $1 AND seq = $2 AND state = 'sending' FOR UPDATE`, s.queue, seq))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		orphaned(r, r.Updated)
+		if err := save(ctx, tx, s.queue, r); err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, s.fail("recording an entry left sending as unknown", err)
+}
+
+// release gives up every lease this Outbox holds, so that another Run may take the lanes at
+// once.
+func (s *pgStore) release(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET owner = '', lease_until = '-infinity'
+		WHERE queue = $1 AND owner = $2`, s.queue, s.owner)
+	return s.fail("giving up leases", err)
+}
+
+// listen starts the listener and returns once it LISTENs (or could not).
+func (s *pgStore) listen() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopL = cancel
+	s.lDone = make(chan struct{})
+	s.ready = make(chan error, 1)
+	go s.listenLoop(ctx)
+	if err := <-s.ready; err != nil {
+		cancel()
+		<-s.lDone
+		return err
+	}
+	return nil
+}
+
+// listenLoop hands every change the queue's channel tells to the Outbox, in the order the
+// changes were committed; a lost connection is made again, with back-off, and every Wait and
+// Run is woken then, since changes may have gone unheard meanwhile.
+func (s *pgStore) listenLoop(ctx context.Context) {
+	defer close(s.lDone)
+	first := true
+	wait := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		conn, err := s.connectListener(ctx)
+		if first {
+			s.ready <- err
+			if err != nil {
+				return
+			}
+			first = false
+		} else if err == nil {
+			s.gap()
+		}
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			wait = min(wait*2, 5*time.Second)
+			continue
+		}
+		wait = 100 * time.Millisecond
+		for {
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				break
+			}
+			s.told++
+			s.heard(ctx, n.Payload)
+		}
+		_ = conn.Close(context.Background())
+	}
+}
+
+func (s *pgStore) connectListener(ctx context.Context) (*pgx.Conn, error) {
+	cctx, cancel := context.WithTimeout(ctx, pgConnectTimeout+time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(cctx, s.connCfg)
+	if err != nil {
+		return nil, s.fail("connecting", err)
+	}
+	if _, err := conn.Exec(cctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+		_ = conn.Close(context.Background())
+		return nil, s.fail("listening", err)
+	}
+	return conn, nil
+}
+
+// heard hands one notification's change to the Outbox.
+func (s *pgStore) heard(ctx context.Context, payload string) {
+	if strings.HasPrefix(payload, "flush ") {
+		s.flushMu.Lock()
+		if c := s.flushing[payload]; c != nil {
+			close(c)
+			delete(s.flushing, payload)
+		}
+		s.flushMu.Unlock()
+		s.told-- // not a change
+		return
+	}
+	var r record
+	if err := json.Unmarshal([]byte(payload), &r); err != nil {
+		s.told--
+		return
+	}
+	var flags struct {
+		Trimmed bool `json:"trimmed"`
+		New     bool `json:"new"`
+	}
+	_ = json.Unmarshal([]byte(payload), &flags)
+	if flags.New && s.early[r.Seq] {
+		// Its Pending was told already, ahead of a later change that came first.
+		delete(s.early, r.Seq)
+		s.told--
+		return
+	}
+	if flags.Trimmed {
+		// Too long to be told whole: read back what it is now.
+		rctx, cancel := context.WithTimeout(ctx, opTimeout)
+		got, err := scanRecord(s.pool.QueryRow(rctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries WHERE queue = $1 AND seq = $2`, s.queue, int64(r.Seq)))
+		cancel()
+		if err != nil {
+			s.told--
+			return
+		}
+		r = *got
+	}
+	r.Enqueued, r.Updated = r.Enqueued.UTC(), r.Updated.UTC()
+	if string(r.Job) == "null" {
+		r.Job = nil
+	}
+	if string(r.Response) == "null" {
+		r.Response = nil
+	}
+	if flags.New {
+		s.remember(r.Seq)
+	} else if !s.newTold[r.Seq] && r.Enqueued.After(s.since) {
+		// A change of an entry whose Pending has not been told yet (it is told just after
+		// its commit, and a Run can be quicker): the entry's changes are told in order, so
+		// its Pending goes first.
+		first := r
+		first.State, first.Attempts, first.Error, first.Response, first.Updated = Pending, 0, "", nil, r.Enqueued
+		s.hook.committed(s.told, []*record{&first})
+		s.told++
+		s.remember(r.Seq)
+		s.early[r.Seq] = true
+	}
+	s.hook.committed(s.told, []*record{&r})
+	s.onChange(&r)
+}
+
+// remember notes that the Pending of seq was told, keeping the last 65536.
+func (s *pgStore) remember(seq uint64) {
+	if s.newTold[seq] {
+		return
+	}
+	s.newTold[seq] = true
+	s.newOrder = append(s.newOrder, seq)
+	if len(s.newOrder) > 1<<16 {
+		delete(s.newTold, s.newOrder[0])
+		delete(s.early, s.newOrder[0])
+		s.newOrder = s.newOrder[1:]
+	}
+}
+
+// tellNew tells the queue's listeners of r, just added, in a transaction of its own that
+// writes nothing durable: it does not wait for the disk, so its lock on notifications is
+// short. A failure loses only the wake-up; Runs look at the lanes on their own.
+func (s *pgStore) tellNew(ctx context.Context, r *record) {
+	payload, err := json.Marshal(struct {
+		*record
+		New bool `json:"new"`
+	}{r, true})
+	if err != nil || len(payload) > 7900 {
+		payload = fmt.Appendf(nil, `{"seq":%d,"trimmed":true,"new":true}`, r.Seq)
+	}
+	_, _ = s.pool.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, s.channel, string(payload))
+}
+
+// flush returns once the listener has heard every change committed before it was called
+// (notifications come in commit order), or after a few seconds without the database.
+func (s *pgStore) flush() {
+	token := "flush " + rand.Text()
+	c := make(chan struct{})
+	s.flushMu.Lock()
+	s.flushing[token] = c
+	s.flushMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, token); err == nil {
+		select {
+		case <-c:
+		case <-ctx.Done():
+		}
+	}
+	s.flushMu.Lock()
+	delete(s.flushing, token)
+	s.flushMu.Unlock()
+}
+
+func (s *pgStore) close() error {
+	s.stopL()
+	<-s.lDone
+	s.pool.Close()
+	return nil
+}

@@ -1,0 +1,118 @@
+package outbox
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
+)
+
+// BenchmarkEnqueueStores puts the stores side by side in one run: durable Enqueue with 1 and
+// 16 producers to the bbolt file, to a queue in PostgreSQL (a local server the test starts,
+// synchronous_commit on), and a hand-written loop of INSERT ... ON CONFLICT DO NOTHING on the
+// same server, which is the most any store there can do.
+//
+//	go test -run '^$' -bench EnqueueStores -benchtime 2s -count 6 ./outbox
+func BenchmarkEnqueueStores(b *testing.B) {
+	j := labelprinter.PrintJob{LabelName: "L", Copies: 1, Description: "benchmark"}
+	body, err := j.MarshalJSON()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, producers := range []int{1, 16} {
+		b.Run(fmt.Sprintf("store=bbolt/producers=%d", producers), func(b *testing.B) {
+			ob, _ := openOutbox(b, nil)
+			benchProducers(b, producers, func(i int64) error {
+				_, err := ob.Enqueue(context.Background(), Intent{ID: fmt.Sprint("b", i), Printer: "line1", Job: j})
+				return err
+			})
+		})
+		b.Run(fmt.Sprintf("store=postgres/producers=%d", producers), func(b *testing.B) {
+			ob := openPG(b, pgtest.DSN(b), "bench", nil)
+			benchProducers(b, producers, func(i int64) error {
+				_, err := ob.Enqueue(context.Background(), Intent{ID: fmt.Sprint("b", i), Printer: "line1", Job: j})
+				return err
+			})
+		})
+		b.Run(fmt.Sprintf("store=insert-loop/producers=%d", producers), func(b *testing.B) {
+			dsn := pgtest.DSN(b)
+			cfg, err := pgxpool.ParseConfig(dsn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg.MaxConns = pgMaxConns
+			pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer pool.Close()
+			if _, err := pool.Exec(context.Background(), `CREATE TABLE bench (queue text, id text, printer text, job text,
+				enqueued timestamptz DEFAULT now(), PRIMARY KEY (queue, id))`); err != nil {
+				b.Fatal(err)
+			}
+			benchProducers(b, producers, func(i int64) error {
+				_, err := pool.Exec(context.Background(), `INSERT INTO bench (queue, id, printer, job) VALUES ($1, $2, $3, $4)
+					ON CONFLICT DO NOTHING`, "bench", fmt.Sprint("b", i), "line1", string(body))
+				return err
+			})
+		})
+	}
+}
+
+// benchProducers runs b.N calls of enqueue from producers goroutines and reports intents/s.
+func benchProducers(b *testing.B, producers int, enqueue func(i int64) error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				if err := enqueue(i); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "intents/s")
+}
+
+// BenchmarkDeliveryPostgres is BenchmarkDelivery's outbox on a queue in PostgreSQL: the
+// claim (lane lock, head entry Sending) and the outcome, two transactions around each job.
+//
+//	go test -run '^$' -bench 'Delivery' -benchtime 2000x -count 6 ./outbox
+func BenchmarkDeliveryPostgres(b *testing.B) {
+	srv, _ := startSim(b, nil)
+	j := labelprinter.PrintJob{LabelName: "L", Queue: labelprinter.Ptr(false), Description: "benchmark"}
+	ob := openPG(b, pgtest.DSN(b), "bench", newClient(b, srv.URL))
+	for i := range b.N {
+		if _, err := ob.Enqueue(context.Background(), Intent{ID: fmt.Sprint("d", i), Printer: "line1", Job: j}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	b.ResetTimer()
+	if err := ob.Drain(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if sent, _ := ob.List(Sent); len(sent) != b.N {
+		b.Fatalf("%d of %d sent", len(sent), b.N)
+	}
+}
