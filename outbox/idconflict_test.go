@@ -11,8 +11,10 @@ import (
 // TestIDConflict: an ID is one intent. Enqueue of a held ID for another printer or another
 // kind is refused with ErrIDConflict and adds nothing; the same printer and kind return the
 // entry held.
-func TestIDConflict(t *testing.T) {
-	ob, _ := openOutbox(t, nil)
+func TestIDConflict(t *testing.T) { eachStore(t, testIDConflict) }
+
+func testIDConflict(t *testing.T, st testStore) {
+	ob := st.open(t, nil)
 	held := enqueue(t, ob, Intent{ID: "o-1", Printer: "line1", Job: job("o-1")})
 	enqueue(t, ob, Intent{ID: "t-1", Printer: "line1", Kind: KindTrigger})
 	enqueue(t, ob, Intent{ID: "s-1", Job: job("s-1")})
@@ -50,8 +52,10 @@ func TestIDConflict(t *testing.T) {
 // TestIDConflictConcurrent: Enqueues of one ID for two printers racing each other, batched
 // into the same commits: one is added, every other call for its printer returns it, and
 // every call for the other printer is refused.
-func TestIDConflictConcurrent(t *testing.T) {
-	ob, _ := openOutbox(t, nil)
+func TestIDConflictConcurrent(t *testing.T) { eachStore(t, testIDConflictConcurrent) }
+
+func testIDConflictConcurrent(t *testing.T, st testStore) {
+	ob := st.open(t, nil)
 	var wg sync.WaitGroup
 	errs := make([]error, 32)
 	got := make([]Entry, 32)

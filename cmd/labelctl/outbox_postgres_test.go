@@ -72,6 +72,11 @@ func TestOutboxPostgres(t *testing.T) {
 	if r := cli(t, ctx, env, "", "outbox", "resend", "order-1"); r.code != 1 || !strings.Contains(r.stderr, "only unknown entries can be resent") {
 		t.Errorf("resend of a sent entry: exit %d, %q", r.code, r.stderr)
 	}
+	// A refusal names the queue and the database, never the password.
+	if r := cli(t, ctx, env, "", "outbox", "get", "no-such-order"); r.code != 1 ||
+		!strings.Contains(r.stderr, `no entry "no-such-order" in queue "default" of postgres://`) || strings.Contains(r.stderr, "Sekr1t-pw") {
+		t.Errorf("get of a missing entry: exit %d, %q", r.code, r.stderr)
+	}
 	if r := c("outbox", "run", "--drain"); !strings.Contains(r.stdout, "sent      0  by this run") {
 		t.Errorf("drain:\n%s", r.stdout)
 	}
