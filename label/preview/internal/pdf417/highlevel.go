@@ -163,7 +163,6 @@ func encodeText(text []rune, submode subMode) (subMode, []int) {
 					break
 				}
 			}
-			break
 		case subLower:
 			if isAlphaLower(ch) {
 				if ch == ' ' {
@@ -186,7 +185,6 @@ func encodeText(text []rune, submode subMode) (subMode, []int) {
 					break
 				}
 			}
-			break
 		case subMixed:
 			if isMixed(ch) {
 				tmp = append(tmp, mixedMap[ch])
@@ -212,7 +210,6 @@ func encodeText(text []rune, submode subMode) (subMode, []int) {
 					tmp = append(tmp, punctMap[ch])
 				}
 			}
-			break
 		default: //subPunct
 			if isPunctuation(ch) {
 				tmp = append(tmp, punctMap[ch])
@@ -244,7 +241,7 @@ func encodeText(text []rune, submode subMode) (subMode, []int) {
 func determineConsecutiveBinaryCount(msg []byte) int {
 	result := 0
 
-	for i, _ := range msg {
+	for i := range msg {
 		numericCount := determineConsecutiveDigitCount([]rune(string(msg[i:])))
 		if numericCount >= min_numeric_count {
 			break
