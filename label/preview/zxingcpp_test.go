@@ -31,7 +31,10 @@ func zxingCpp(t *testing.T) string {
 	t.Helper()
 	out, err := exec.Command(python, "-c", "import numpy, zxingcpp").CombinedOutput()
 	if err != nil {
-		msg := fmt.Sprintf("zxing-cpp cannot be used from %s (%v: %s)", python, err, bytes.TrimSpace(out))
+		msg := fmt.Sprintf("zxing-cpp cannot be used from %s (%v)", python, err)
+		if o := bytes.TrimSpace(out); len(o) > 0 {
+			msg = fmt.Sprintf("zxing-cpp cannot be used from %s (%s)", python, o[bytes.LastIndexByte(o, '\n')+1:])
+		}
 		if os.Getenv("LABELPRINTER_REQUIRE_ZXINGCPP") == "1" {
 			t.Fatal(msg + " and LABELPRINTER_REQUIRE_ZXINGCPP=1")
 		}
