@@ -6,8 +6,8 @@ import (
 	"image/color"
 	"strings"
 
-	"github.com/boombuler/barcode/pdf417"
 	"github.com/labelprinter/go-labelprinter/label"
+	"github.com/labelprinter/go-labelprinter/label/preview/internal/pdf417"
 	"github.com/makiuchi-d/gozxing"
 	"github.com/makiuchi-d/gozxing/oned"
 	"github.com/makiuchi-d/gozxing/qrcode/decoder"
@@ -454,19 +454,14 @@ func (r *renderer) pdf417(o *label.PDF417, path string) (m *matrix, err error) {
 	if text == "" {
 		return nil, fmt.Errorf("no text")
 	}
-	bc, err := pdf417.Encode(text, byte(level))
+	rows, err := pdf417.Encode(text, byte(level))
 	if err != nil {
 		return nil, err
 	}
-	b := bc.Bounds()
-	const rowPx = 2 // the library draws each row two pixels high
-	m = &matrix{w: b.Dx(), h: b.Dy() / rowPx, quiet: 2}
-	m.dark = make([]bool, m.w*m.h)
-	for y := 0; y < m.h; y++ {
-		for x := 0; x < m.w; x++ {
-			c := color.GrayModel.Convert(bc.At(b.Min.X+x, b.Min.Y+y*rowPx)).(color.Gray)
-			m.dark[y*m.w+x] = c.Y < 128
-		}
+	m = &matrix{w: len(rows[0]), h: len(rows), quiet: 2}
+	m.dark = make([]bool, 0, m.w*m.h)
+	for _, row := range rows {
+		m.dark = append(m.dark, row...)
 	}
 	return m, nil
 }

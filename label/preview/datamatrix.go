@@ -96,14 +96,22 @@ func (r *renderer) dataMatrix(path, text string, gs1 bool, size *label.Size, rec
 		cw, err = dmGS1Codewords(text)
 	} else {
 		cw, err = encoder.EncodeHighLevel(text, shape, dim, dim)
+		if dim != nil && (err != nil || len(cw) < dmMinCodewords(text)) {
+			// The size asked for cannot hold the data (the encoder says so or gives short
+			// codewords of other data): warned and drawn the smallest that fits below.
+			cw, err = nil, nil
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !gs1 && len(cw) < dmMinCodewords(text) {
+	if !gs1 && cw != nil && len(cw) < dmMinCodewords(text) {
 		return nil, fmt.Errorf("%d bytes of data do not fit any Data Matrix", len(text))
 	}
-	info, _ := encoder.SymbolInfo_Lookup(len(cw), shape, dim, dim, false)
+	var info *encoder.SymbolInfo
+	if cw != nil {
+		info, _ = encoder.SymbolInfo_Lookup(len(cw), shape, dim, dim, false)
+	}
 	if info == nil && dim != nil {
 		r.warn(path+".size", "size %d x %d is not a Data Matrix size that holds the data; drawn the smallest that fits", *size.Width, *size.Height)
 		dim = nil

@@ -71,10 +71,9 @@ func TestTextStyles(t *testing.T) {
 	}
 }
 
-// TestPDF417Structure: no reader at hand decodes PDF417 (gozxing 0.1.1 has none, Debian's
-// zbar is built without it), so the structure is checked: every row starts with the start
-// pattern and ends with the stop pattern at the module width, rows are three modules high,
-// and the options the encoder cannot honour are warned about.
+// TestPDF417Structure: every row starts with the start pattern and ends with the stop
+// pattern at the module width, rows are three modules high, and the options the encoder
+// cannot honour are warned about (zxing-cpp reads the data: TestBarcodesZXingCpp).
 func TestPDF417Structure(t *testing.T) {
 	l := parse(t, `{"format":3,"width":80,"height":40,"objs":[{"type":"PDF417","x":5,"y":5,"text":"PDF417 preview 12345","barWidth":0.3,"rows":10}]}`)
 	img, w := render(t, l, &preview.Options{DPI: 254})
