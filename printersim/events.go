@@ -11,7 +11,8 @@ import (
 // The page's live feed, GET /ui/events, is Server-Sent Events:
 //
 //   - "print": a trigger's list entry (a print or a bounce), with its id, one more than the
-//     last; the ids count every printer's triggers since the simulator started.
+//     last; the ids count every printer's triggers since the simulator started, from a
+//     number each run picks at random, so that an id of another run means a reload.
 //   - "state": {"printer": name}: the printer's state, counters, job or queue changed.
 //   - "reload": the client missed events that are no longer kept (or comes from another run
 //     of the simulator): it should read the lists again.

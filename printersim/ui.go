@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"html/template"
+	mrand "math/rand/v2"
 	"mime"
 	"net/http"
 	"net/url"
@@ -40,7 +41,7 @@ const (
 // uiState is the page's side of a simulator. Its fields but render and sessions are under the
 // simulator's mutex.
 type uiState struct {
-	lastID   uint64  // the last print event's id
+	lastID   uint64  // the last print event's id (the first is one more than a random start)
 	ring     []event // the last print events, for Last-Event-ID (see publish)
 	ringHead int
 	subs     map[*subscriber]struct{}
@@ -63,6 +64,11 @@ func newUIState(s *Simulator) *uiState {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	u.runID = hex.EncodeToString(b[:])
+	// Event ids start from a number this run picks at random (below 2^51, exact in a page's
+	// JavaScript), so that an id a page kept from another run of a simulator on the same
+	// address is not taken for one of this run's: the page is told to reload instead of being
+	// given this run's events as the ones it missed.
+	u.lastID = 1<<40 + mrand.Uint64N(1<<50)
 	for pattern, h := range map[string]http.HandlerFunc{
 		"GET /{$}":                              s.uiPage,
 		"GET /ui/static/{file}":                 uiStatic,
