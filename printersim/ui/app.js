@@ -197,9 +197,16 @@ async function loadAll() {
 
 function listen(after) {
   if (source) source.close();
-  source = new EventSource("/ui/events?after=" + after);
+  const es = new EventSource("/ui/events?after=" + after);
+  source = es;
   source.addEventListener("open", () => { $("#feed").textContent = "live"; $("#feed").classList.remove("err"); });
-  source.addEventListener("error", () => { $("#feed").textContent = "reconnecting…"; $("#feed").classList.add("err"); });
+  source.addEventListener("error", () => {
+    $("#feed").textContent = "reconnecting…"; $("#feed").classList.add("err");
+    // The browser retries a stream that broke, but gives up on one the simulator refused (a
+    // session that ended answers 401): read the lists again, which shows the login form when
+    // the session is gone, and listen anew.
+    if (es.readyState === EventSource.CLOSED && source === es) setTimeout(relisten, 1000);
+  });
   source.addEventListener("print", ev => {
     const e = JSON.parse(ev.data);
     addEntry(e.printer, e, true);
@@ -211,6 +218,10 @@ function listen(after) {
     refreshBar();
   });
   source.addEventListener("reload", () => { loadAll().catch(showError); });
+}
+
+function relisten() {
+  loadAll().then(listen).catch(e => { showError(e); setTimeout(relisten, 2000); });
 }
 
 function showError(e) { $("#feed").textContent = String(e.message || e); $("#feed").classList.add("err"); }
