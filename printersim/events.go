@@ -20,7 +20,8 @@ import (
 // A client reconnecting with Last-Event-ID (or opening with ?after=id, the lastEvent of the
 // list it read) first gets the print events it missed. A client too slow to take its events
 // is disconnected rather than waited for, so it never holds up a trigger; its browser
-// reconnects and is told what it missed.
+// reconnects and is told what it missed. At most maxSubscribers clients read at once; one more
+// is answered 503 with Retry-After (the page tries again).
 const (
 	// subscriberBuffer is how many events may wait for one client before it is let go.
 	subscriberBuffer = 256
@@ -30,6 +31,10 @@ const (
 	keepAliveEvery = 15 * time.Second
 	// eventBatch is how long an event may wait for the ones after it, to be written together.
 	eventBatch = 20 * time.Millisecond
+	// maxSubscribers is how many clients may read the events at once: each costs a trigger a
+	// send and holds up to subscriberBuffer events, so their number is bounded like the rest
+	// of the page's memory. A page open in a few tabs is far below it.
+	maxSubscribers = 64
 )
 
 // event is one event of the feed; id 0 is sent without an id line.
@@ -111,6 +116,12 @@ func (s *Simulator) uiEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	sub := &subscriber{ch: make(chan event, subscriberBuffer)}
 	s.mu.Lock()
+	if len(s.ui.subs) >= maxSubscribers {
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "the events already have "+strconv.Itoa(maxSubscribers)+" clients, the most they take: close a page or a client")
+		return
+	}
 	var missed []event
 	complete, current := true, s.ui.lastID
 	if hasAfter {
