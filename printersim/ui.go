@@ -431,7 +431,8 @@ func (s *Simulator) uiPicture(w http.ResponseWriter, r *http.Request) {
 	file := r.PathValue("file")
 	num, ok := strings.CutSuffix(file, ".png")
 	n, err := strconv.ParseInt(num, 10, 64)
-	if !ok || err != nil || n < 1 {
+	// One URL per picture: n written as the list writes it (no sign, no leading zero).
+	if !ok || err != nil || n < 1 || strconv.FormatInt(n, 10) != num {
 		writeError(w, http.StatusNotFound, "a print's picture is {n}.png, n from 1, not "+strconv.Quote(file))
 		return
 	}
