@@ -162,6 +162,9 @@ input,button{font:inherit;padding:.4rem;margin:.3rem 0;width:100%;box-sizing:bor
 func (s *Simulator) loginForm(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	// Like the page: no other site may frame the form (to have the token typed into it under
+	// its own disguise), and the form posts only to the simulator.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	w.WriteHeader(code)
 	_ = loginPage.Execute(w, msg)
 }
