@@ -46,7 +46,8 @@ type event struct {
 }
 
 type subscriber struct {
-	ch chan event // closed when the client fell too far behind
+	ch      chan event // closed when the client fell too far behind, or its session ended
+	session string     // the page session the client opened the events with, "" for none
 }
 
 // publish sends a trigger's entry to every client and keeps it for replay in the ring, a
@@ -114,7 +115,7 @@ func (s *Simulator) uiEvents(w http.ResponseWriter, r *http.Request) {
 		break
 	}
 	rc := http.NewResponseController(w)
-	sub := &subscriber{ch: make(chan event, subscriberBuffer)}
+	sub := &subscriber{ch: make(chan event, subscriberBuffer), session: s.sessionOf(r)}
 	s.mu.Lock()
 	if len(s.ui.subs) >= maxSubscribers {
 		s.mu.Unlock()
@@ -165,12 +166,16 @@ func (s *Simulator) uiEvents(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-tick.C:
+			// A session that expired ends its clients' events, as a logout does.
+			if sub.session != "" && !s.uiSessionOpen(sub.session) {
+				return
+			}
 			if !write([]byte(": keep-alive\n\n")) {
 				return
 			}
 		case ev, ok := <-sub.ch:
 			if !ok {
-				return // too slow: the client reconnects with Last-Event-ID
+				return // too slow (it reconnects with Last-Event-ID), or its session ended
 			}
 			// The events that follow within eventBatch go out in the same write, so a line
 			// at full speed costs the client's connection one write per batch, not per print.
@@ -217,4 +222,15 @@ func frame(ev event) []byte {
 	}
 	b = fmt.Appendf(b, "event: %s\ndata: %s\n\n", ev.name, data)
 	return b
+}
+
+// endSession lets go of the clients reading the events with a session that ended: their page
+// comes back without it and is shown the login form. s.mu is held.
+func (u *uiState) endSession(session string) {
+	for sub := range u.subs {
+		if sub.session == session {
+			close(sub.ch)
+			delete(u.subs, sub)
+		}
+	}
 }

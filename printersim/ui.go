@@ -127,6 +127,26 @@ func sameOrigin(r *http.Request) bool {
 	return err == nil && u.Host == r.Host
 }
 
+// sessionOf returns the page session r was let in with, "" when it came with the token or
+// none is required.
+func (s *Simulator) sessionOf(r *http.Request) string {
+	if s.cfg.token == "" || s.authorized(r) {
+		return ""
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// uiSessionOpen reports whether a page session is known and not expired.
+func (s *Simulator) uiSessionOpen(id string) bool {
+	s.ui.sessMu.Lock()
+	defer s.ui.sessMu.Unlock()
+	exp, ok := s.ui.sessions[id]
+	return ok && time.Now().Before(exp)
+}
+
 func (s *Simulator) uiAuthorized(r *http.Request) bool {
 	if s.cfg.token == "" || s.authorized(r) {
 		return true
@@ -220,6 +240,10 @@ func (s *Simulator) uiLogout(w http.ResponseWriter, r *http.Request) {
 		s.ui.sessMu.Lock()
 		delete(s.ui.sessions, c.Value)
 		s.ui.sessMu.Unlock()
+		// The session's pages in other tabs stop receiving prints too.
+		s.mu.Lock()
+		s.ui.endSession(c.Value)
+		s.mu.Unlock()
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
