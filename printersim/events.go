@@ -11,7 +11,8 @@ import (
 // The page's live feed, GET /ui/events, is Server-Sent Events:
 //
 //   - "print": a trigger's list entry (a print or a bounce), with its id, one more than the
-//     last; the ids count every printer's triggers since the simulator started.
+//     last; the ids count every printer's triggers since the simulator started, from a
+//     number each run picks at random, so that an id of another run means a reload.
 //   - "state": {"printer": name}: the printer's state, counters, job or queue changed.
 //   - "reload": the client missed events that are no longer kept (or comes from another run
 //     of the simulator): it should read the lists again.
@@ -19,7 +20,8 @@ import (
 // A client reconnecting with Last-Event-ID (or opening with ?after=id, the lastEvent of the
 // list it read) first gets the print events it missed. A client too slow to take its events
 // is disconnected rather than waited for, so it never holds up a trigger; its browser
-// reconnects and is told what it missed.
+// reconnects and is told what it missed. At most maxSubscribers clients read at once; one more
+// is answered 503 with Retry-After (the page tries again).
 const (
 	// subscriberBuffer is how many events may wait for one client before it is let go.
 	subscriberBuffer = 256
@@ -29,6 +31,10 @@ const (
 	keepAliveEvery = 15 * time.Second
 	// eventBatch is how long an event may wait for the ones after it, to be written together.
 	eventBatch = 20 * time.Millisecond
+	// maxSubscribers is how many clients may read the events at once: each costs a trigger a
+	// send and holds up to subscriberBuffer events, so their number is bounded like the rest
+	// of the page's memory. A page open in a few tabs is far below it.
+	maxSubscribers = 64
 )
 
 // event is one event of the feed; id 0 is sent without an id line.
@@ -40,7 +46,8 @@ type event struct {
 }
 
 type subscriber struct {
-	ch chan event // closed when the client fell too far behind
+	ch      chan event // closed when the client fell too far behind, or its session ended
+	session string     // the page session the client opened the events with, "" for none
 }
 
 // publish sends a trigger's entry to every client and keeps it for replay in the ring, a
@@ -108,8 +115,14 @@ func (s *Simulator) uiEvents(w http.ResponseWriter, r *http.Request) {
 		break
 	}
 	rc := http.NewResponseController(w)
-	sub := &subscriber{ch: make(chan event, subscriberBuffer)}
+	sub := &subscriber{ch: make(chan event, subscriberBuffer), session: s.sessionOf(r)}
 	s.mu.Lock()
+	if len(s.ui.subs) >= maxSubscribers {
+		s.mu.Unlock()
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "the events already have "+strconv.Itoa(maxSubscribers)+" clients, the most they take: close a page or a client")
+		return
+	}
 	var missed []event
 	complete, current := true, s.ui.lastID
 	if hasAfter {
@@ -153,12 +166,16 @@ func (s *Simulator) uiEvents(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-tick.C:
+			// A session that expired ends its clients' events, as a logout does.
+			if sub.session != "" && !s.uiSessionOpen(sub.session) {
+				return
+			}
 			if !write([]byte(": keep-alive\n\n")) {
 				return
 			}
 		case ev, ok := <-sub.ch:
 			if !ok {
-				return // too slow: the client reconnects with Last-Event-ID
+				return // too slow (it reconnects with Last-Event-ID), or its session ended
 			}
 			// The events that follow within eventBatch go out in the same write, so a line
 			// at full speed costs the client's connection one write per batch, not per print.
@@ -205,4 +222,15 @@ func frame(ev event) []byte {
 	}
 	b = fmt.Appendf(b, "event: %s\ndata: %s\n\n", ev.name, data)
 	return b
+}
+
+// endSession lets go of the clients reading the events with a session that ended: their page
+// comes back without it and is shown the login form. s.mu is held.
+func (u *uiState) endSession(session string) {
+	for sub := range u.subs {
+		if sub.session == session {
+			close(sub.ch)
+			delete(u.subs, sub)
+		}
+	}
 }

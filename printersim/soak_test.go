@@ -46,7 +46,8 @@ func TestUISoak(t *testing.T) {
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 
-	// The reader: an EventSource in Go.
+	// The reader: an EventSource in Go, opening where a list read before any print left off.
+	first := uiList(t, s, "line1").LastEvent
 	type seen struct{ events, reloads, reconnects int }
 	var got seen
 	readerDone := make(chan error, 1)
@@ -54,11 +55,11 @@ func TestUISoak(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		var last uint64
+		last := first
 		for {
-			// The first time from the start (a list read before any print says lastEvent 0),
-			// then from the last event seen, as a browser's EventSource reconnects.
-			req, _ := http.NewRequestWithContext(ctx, "GET", s.srv.URL+"/ui/events?after=0", nil)
+			// The first time from the list, then from the last event seen, as a browser's
+			// EventSource reconnects.
+			req, _ := http.NewRequestWithContext(ctx, "GET", s.srv.URL+"/ui/events?after="+strconv.FormatUint(first, 10), nil)
 			if got.reconnects > 0 {
 				req.Header.Set("Last-Event-ID", strconv.FormatUint(last, 10))
 			}
@@ -93,7 +94,7 @@ func TestUISoak(t *testing.T) {
 					}
 					got.events++
 					last, id, name = id, 0, ""
-					if last == uint64(n) {
+					if last == first+uint64(n) {
 						resp.Body.Close()
 						readerDone <- nil
 						return

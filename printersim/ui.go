@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"html/template"
+	mrand "math/rand/v2"
 	"mime"
 	"net/http"
 	"net/url"
@@ -40,7 +41,7 @@ const (
 // uiState is the page's side of a simulator. Its fields but render and sessions are under the
 // simulator's mutex.
 type uiState struct {
-	lastID   uint64  // the last print event's id
+	lastID   uint64  // the last print event's id (the first is one more than a random start)
 	ring     []event // the last print events, for Last-Event-ID (see publish)
 	ringHead int
 	subs     map[*subscriber]struct{}
@@ -63,6 +64,11 @@ func newUIState(s *Simulator) *uiState {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	u.runID = hex.EncodeToString(b[:])
+	// Event ids start from a number this run picks at random (below 2^51, exact in a page's
+	// JavaScript), so that an id a page kept from another run of a simulator on the same
+	// address is not taken for one of this run's: the page is told to reload instead of being
+	// given this run's events as the ones it missed.
+	u.lastID = 1<<40 + mrand.Uint64N(1<<50)
 	for pattern, h := range map[string]http.HandlerFunc{
 		"GET /{$}":                              s.uiPage,
 		"GET /ui/static/{file}":                 uiStatic,
@@ -121,6 +127,26 @@ func sameOrigin(r *http.Request) bool {
 	return err == nil && u.Host == r.Host
 }
 
+// sessionOf returns the page session r was let in with, "" when it came with the token or
+// none is required.
+func (s *Simulator) sessionOf(r *http.Request) string {
+	if s.cfg.token == "" || s.authorized(r) {
+		return ""
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// uiSessionOpen reports whether a page session is known and not expired.
+func (s *Simulator) uiSessionOpen(id string) bool {
+	s.ui.sessMu.Lock()
+	defer s.ui.sessMu.Unlock()
+	exp, ok := s.ui.sessions[id]
+	return ok && time.Now().Before(exp)
+}
+
 func (s *Simulator) uiAuthorized(r *http.Request) bool {
 	if s.cfg.token == "" || s.authorized(r) {
 		return true
@@ -156,6 +182,9 @@ input,button{font:inherit;padding:.4rem;margin:.3rem 0;width:100%;box-sizing:bor
 func (s *Simulator) loginForm(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	// Like the page: no other site may frame the form (to have the token typed into it under
+	// its own disguise), and the form posts only to the simulator.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	w.WriteHeader(code)
 	_ = loginPage.Execute(w, msg)
 }
@@ -211,6 +240,10 @@ func (s *Simulator) uiLogout(w http.ResponseWriter, r *http.Request) {
 		s.ui.sessMu.Lock()
 		delete(s.ui.sessions, c.Value)
 		s.ui.sessMu.Unlock()
+		// The session's pages in other tabs stop receiving prints too.
+		s.mu.Lock()
+		s.ui.endSession(c.Value)
+		s.mu.Unlock()
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
@@ -425,7 +458,8 @@ func (s *Simulator) uiPicture(w http.ResponseWriter, r *http.Request) {
 	file := r.PathValue("file")
 	num, ok := strings.CutSuffix(file, ".png")
 	n, err := strconv.ParseInt(num, 10, 64)
-	if !ok || err != nil || n < 1 {
+	// One URL per picture: n written as the list writes it (no sign, no leading zero).
+	if !ok || err != nil || n < 1 || strconv.FormatInt(n, 10) != num {
 		writeError(w, http.StatusNotFound, "a print's picture is {n}.png, n from 1, not "+strconv.Quote(file))
 		return
 	}

@@ -129,7 +129,13 @@ type sseEvent struct {
 
 func openEvents(t *testing.T, s *simT, header ...string) *sseClient {
 	t.Helper()
-	req, _ := http.NewRequest("GET", s.srv.URL+"/ui/events", nil)
+	return openEventsURL(t, s, "/ui/events", header...)
+}
+
+// openEventsURL opens the events at path, such as /ui/events?after=3.
+func openEventsURL(t *testing.T, s *simT, path string, header ...string) *sseClient {
+	t.Helper()
+	req, _ := http.NewRequest("GET", s.srv.URL+path, nil)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -205,6 +211,8 @@ func (c *sseClient) nextPrint() (uint64, printEntry) {
 // gets what it missed, or is told to reload when that is no longer kept.
 func TestUIEvents(t *testing.T) {
 	s := startSim(t, WithUI(), WithPrinters("line1", "line2"))
+	// Ids go on from the run's start, which the list read before any trigger gives.
+	b := uiList(t, s, "line1").LastEvent
 	c := openEvents(t, s)
 	s.want("PUT", "/api/v3/labels/L", "application/json", `{"format":3,"width":50,"height":20,"objs":[]}`, 204)
 	s.want("POST", "/api/v3/printers/line2/printJob", "application/json", `{"labelName":"L"}`, 200)
@@ -214,55 +222,55 @@ func TestUIEvents(t *testing.T) {
 	s.want("POST", "/api/v3/printers/line2/trigger", "", "", 200)
 	s.want("POST", "/api/v3/printers/line1/trigger", "", "", 409)
 	id, e := c.nextPrint()
-	if id != 1 || e.Printer != "line2" || e.N != 1 || e.State != "printed" || e.Label != "L" {
+	if id != b+1 || e.Printer != "line2" || e.N != 1 || e.State != "printed" || e.Label != "L" {
 		t.Errorf("first event %d %+v", id, e)
 	}
 	id, e = c.nextPrint()
-	if id != 2 || e.Printer != "line1" || e.N != 1 || e.State != "bounced" || e.Reason == "" {
+	if id != b+2 || e.Printer != "line1" || e.N != 1 || e.State != "bounced" || e.Reason == "" {
 		t.Errorf("second event %d %+v", id, e)
 	}
-	// Missed: ids 3 and 4.
+	// Missed: ids b+3 and b+4.
 	_, _ = s.srv.Sim.PressTrigger("line2")
 	_, _ = s.srv.Sim.PressTrigger("line1")
-	c2 := openEvents(t, s, "Last-Event-ID", "2")
-	for want := uint64(3); want <= 4; want++ {
+	c2 := openEvents(t, s, "Last-Event-ID", fmt.Sprint(b+2))
+	for want := b + 3; want <= b+4; want++ {
 		if id, _ := c2.nextPrint(); id != want {
 			t.Errorf("replay: id %d, want %d", id, want)
 		}
 	}
 	// ?after= opens the stream where a list left off.
-	req, _ := http.NewRequest("GET", s.srv.URL+"/ui/events?after=3", nil)
+	req, _ := http.NewRequest("GET", s.srv.URL+fmt.Sprintf("/ui/events?after=%d", b+3), nil)
 	resp, err := s.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c4 := &sseClient{t: t, resp: resp, rd: bufio.NewReader(resp.Body)}
 	t.Cleanup(func() { resp.Body.Close() })
-	if id, _ := c4.nextPrint(); id != 4 {
-		t.Errorf("after=3: id %d", id)
+	if id, _ := c4.nextPrint(); id != b+4 {
+		t.Errorf("after=b+3: id %d", id-b)
 	}
 
-	// More than the ring holds: a client at id 2 must reload, and the reload carries the
+	// More than the ring holds: a client at id b+2 must reload, and the reload carries the
 	// current id so that its next reconnection asks only for what follows.
 	for range 2*KeptPrints + 5 {
 		_, _ = s.srv.Sim.PressTrigger("line1")
 	}
-	last := 4 + 2*KeptPrints + 5
-	c5 := openEvents(t, s, "Last-Event-ID", "2")
-	if ev := c5.next(); ev.name != "reload" || ev.id != strconv.Itoa(last) {
+	last := b + 4 + 2*KeptPrints + 5
+	c5 := openEvents(t, s, "Last-Event-ID", fmt.Sprint(b+2))
+	if ev := c5.next(); ev.name != "reload" || ev.id != fmt.Sprint(last) {
 		t.Errorf("gone events: %+v, want reload with id %d", ev, last)
 	}
 	// An id from another run (higher than any so far) reloads too.
-	c6 := openEvents(t, s, "Last-Event-ID", "999999")
+	c6 := openEvents(t, s, "Last-Event-ID", fmt.Sprint(last+999999))
 	if ev := c6.next(); ev.name != "reload" {
 		t.Errorf("unknown id: %+v", ev)
 	}
 	s.want("GET", "/ui/events?after=x", "", "", 400)
 	// The live stream saw the events in order, up to where it was let go for not keeping up
 	// with the presses above (it was not being read).
-	for want := uint64(3); want <= 4; want++ {
+	for want := b + 3; want <= b+4; want++ {
 		if id, _ := c.nextPrint(); id != want {
-			t.Fatalf("live: id %d, want %d", id, want)
+			t.Fatalf("live: id b+%d, want b+%d", id-b, want-b)
 		}
 	}
 }
@@ -271,6 +279,7 @@ func TestUIEvents(t *testing.T) {
 // what it got is in order, and coming back it learns what it missed.
 func TestUIEventsSlowClient(t *testing.T) {
 	s := startSim(t, WithUI())
+	got := uiList(t, s, "line1").LastEvent // the run's start
 	c := openEvents(t, s)
 	const n = 20000
 	done := make(chan struct{})
@@ -285,7 +294,7 @@ func TestUIEventsSlowClient(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("triggers held up by a client that does not read")
 	}
-	var got uint64
+	start := got
 	for {
 		line, err := c.rd.ReadString('\n')
 		if err != nil {
@@ -299,12 +308,12 @@ func TestUIEventsSlowClient(t *testing.T) {
 			got = v
 		}
 	}
-	if got == 0 || got >= n {
-		t.Fatalf("the slow client got %d of %d events: it should have been let go", got, n)
+	if got == start || got >= start+n {
+		t.Fatalf("the slow client got %d of %d events: it should have been let go", got-start, n)
 	}
 	c2 := openEvents(t, s, "Last-Event-ID", fmt.Sprint(got))
 	if ev := c2.next(); ev.name != "reload" {
-		t.Errorf("coming back after %d of %d: %+v", got, n, ev)
+		t.Errorf("coming back after %d of %d: %+v", got-start, n, ev)
 	}
 }
 

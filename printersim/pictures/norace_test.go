@@ -2,6 +2,6 @@
 
 package pictures_test
 
-// raceDetector is true under the race detector, which shortens the browser soak; the plain run
-// keeps its full length.
+// raceDetector is true under the race detector, which shortens the browser soak and makes the
+// page's one-second bound a liveness timeout; the plain run keeps both.
 const raceDetector = false

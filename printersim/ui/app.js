@@ -30,6 +30,7 @@ async function post(url, body) {
 // --- the simulator-wide bar ---
 
 let barBusy = false, barAgain = false;
+let lineText = "stopped"; // each printer's line state: running with its beat, or stopped
 async function refreshBar() {
   if (barBusy) { barAgain = true; return; }
   barBusy = true;
@@ -38,6 +39,8 @@ async function refreshBar() {
     $("#line").textContent = s.line.running ? "line: running, a beat every " + s.line.every : "line: stopped (beat " + s.line.every + ")";
     $("#line-start").disabled = s.line.running;
     $("#line-stop").disabled = !s.line.running;
+    lineText = s.line.running ? "running, a beat every " + s.line.every : "stopped (beat " + s.line.every + ")";
+    for (const p of printers.values()) { const l = $(".line-state", p.el); if (l) l.textContent = lineText; }
     $("#faults").textContent = s.faults.length ? "pending: " + s.faults.map(f => f.kind + (f.times ? " ×" + f.times : " (until cleared)")).join(", ") : "no fault pending";
     $("#logout").hidden = !s.token;
     return s;
@@ -76,8 +79,8 @@ async function refreshState(name) {
   try {
     const st = await getJSON("/ui/printers/" + enc(name));
     const c = st.counters;
-    const line = $("#line").textContent.startsWith("line: running") ? "running" : "stopped";
-    $(".state", p.el).textContent = line + " · triggers " + c.triggers + " · printed " + c.printedLabels + " · bounces " + c.triggerBounces + " · last trigger #" + st.triggerNumber;
+    $(".state", p.el).replaceChildren(el("span", "line-state", lineText),
+      " · triggers " + c.triggers + " · printed " + c.printedLabels + " · bounces " + c.triggerBounces + " · last trigger #" + st.triggerNumber);
     const tb = $(".queue tbody", p.el);
     tb.replaceChildren();
     if (!st.queue.length) {
@@ -197,9 +200,16 @@ async function loadAll() {
 
 function listen(after) {
   if (source) source.close();
-  source = new EventSource("/ui/events?after=" + after);
+  const es = new EventSource("/ui/events?after=" + after);
+  source = es;
   source.addEventListener("open", () => { $("#feed").textContent = "live"; $("#feed").classList.remove("err"); });
-  source.addEventListener("error", () => { $("#feed").textContent = "reconnecting…"; $("#feed").classList.add("err"); });
+  source.addEventListener("error", () => {
+    $("#feed").textContent = "reconnecting…"; $("#feed").classList.add("err");
+    // The browser retries a stream that broke, but gives up on one the simulator refused (a
+    // session that ended answers 401): read the lists again, which shows the login form when
+    // the session is gone, and listen anew.
+    if (es.readyState === EventSource.CLOSED && source === es) setTimeout(relisten, 1000);
+  });
   source.addEventListener("print", ev => {
     const e = JSON.parse(ev.data);
     addEntry(e.printer, e, true);
@@ -211,6 +221,10 @@ function listen(after) {
     refreshBar();
   });
   source.addEventListener("reload", () => { loadAll().catch(showError); });
+}
+
+function relisten() {
+  loadAll().then(listen).catch(e => { showError(e); setTimeout(relisten, 2000); });
 }
 
 function showError(e) { $("#feed").textContent = String(e.message || e); $("#feed").classList.add("err"); }
