@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/labelprinter/go-labelprinter/label/gs1"
 )
 
 // Problem is one thing wrong with a label, at a place named by the maker's property names.
@@ -435,23 +437,10 @@ func (v *validator) gtin(at string, text *string, n int) {
 	case len(s) != n && len(s) != n+1:
 		v.add(at+".text", "must be "+strconv.Itoa(n)+" digits (the check digit is computed) or "+strconv.Itoa(n+1)+", not "+strconv.Itoa(len(s)))
 	case len(s) == n+1:
-		if want := mod10(s[:n]); s[n] != want {
-			v.add(at+".text", "check digit is "+string(s[n])+", must be "+string(want))
+		if full, err := gs1.CheckDigit(s[:n]); err == nil && s[n] != full[n] {
+			v.add(at+".text", "check digit is "+string(s[n])+", must be "+string(full[n]))
 		}
 	}
-}
-
-// mod10 is the GS1 check digit of digits: weights 3 and 1 from the right.
-func mod10(digits string) byte {
-	sum := 0
-	for i := len(digits) - 1; i >= 0; i-- {
-		d := int(digits[i] - '0')
-		if (len(digits)-1-i)%2 == 0 {
-			d *= 3
-		}
-		sum += d
-	}
-	return byte('0' + (10-sum%10)%10)
 }
 
 func allDigits(s string) bool {

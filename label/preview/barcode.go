@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/labelprinter/go-labelprinter/label"
+	"github.com/labelprinter/go-labelprinter/label/gs1"
 	"github.com/labelprinter/go-labelprinter/label/preview/internal/pdf417"
 	"github.com/makiuchi-d/gozxing"
 	"github.com/makiuchi-d/gozxing/oned"
@@ -302,7 +303,11 @@ func (r *renderer) gtin(path, text string, n int) string {
 		return text // the writer's error says what is wrong
 	}
 	body := text[:n-1]
-	check := checkDigit(body)
+	full, err := gs1.CheckDigit(body)
+	if err != nil {
+		return text // the writer's error says what is wrong
+	}
+	check := full[n-1]
 	if len(text) == n && text[n-1] != check {
 		r.warn(path+".text", "check digit is %c, must be %c; drawn with %c", text[n-1], check, check)
 	}
@@ -316,19 +321,6 @@ func allDigits(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-// checkDigit is GS1's mod-10 check digit of digits.
-func checkDigit(digits string) byte {
-	sum := 0
-	for i := 0; i < len(digits); i++ {
-		d := int(digits[len(digits)-1-i] - '0')
-		if i%2 == 0 {
-			d *= 3
-		}
-		sum += d
-	}
-	return byte('0' + (10-sum%10)%10)
 }
 
 // oneD encodes with a gozxing linear writer at one pixel per module and turns the modules
