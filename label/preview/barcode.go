@@ -68,33 +68,19 @@ func (r *renderer) barHeight(path string, bh *float64) int {
 	return max1(px(*bh, r.sy))
 }
 
-// gs1Content joins GS1 elements: each element is its AI and value, with a separator after a
-// value whose AI has no predefined length, unless it is the last. sep is what the encoder
-// takes for FNC1.
+// gs1Content joins GS1 elements as gs1.Raw does (a separator after a value whose AI has no
+// predefined length, unless it is the last), with sep, what the encoder takes for FNC1, as
+// the separator.
 func gs1Content(apps []label.App, sep string) string {
 	var b strings.Builder
 	for i, a := range apps {
 		b.WriteString(a.ID)
 		b.WriteString(a.Value)
-		if i < len(apps)-1 && !predefinedLength(a.ID) {
+		if i < len(apps)-1 && !gs1.PredefinedLength(a.ID) {
 			b.WriteString(sep)
 		}
 	}
 	return b.String()
-}
-
-// predefinedLength says whether an AI's length is predefined by its first two digits (GS1
-// General Specifications, figure 7.8.5-1): no separator follows its value.
-func predefinedLength(ai string) bool {
-	if len(ai) < 2 {
-		return false
-	}
-	switch ai[:2] {
-	case "00", "01", "02", "03", "04", "11", "12", "13", "14", "15", "16", "17", "18", "19",
-		"20", "31", "32", "33", "34", "35", "36", "41":
-		return true
-	}
-	return false
 }
 
 func (r *renderer) barcode(o label.Object, path string) {
