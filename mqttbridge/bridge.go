@@ -184,6 +184,9 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 			return nil, &ConfigError{Field: "broker.tls_config", Err: err}
 		}
 	}
+	if cfg.pairMode() {
+		return nil, fieldErr("outbox.postgres", "not supported by this build yet")
+	}
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return nil, &ConfigError{Field: "state_dir", Err: err}
 	}
