@@ -382,8 +382,9 @@ func (b *Bridge) runPair(ctx context.Context) error {
 		if held {
 			break
 		}
-		// Its lease cannot run out before left: look again just after.
-		wait := min(left+10*time.Millisecond, p.ttl)
+		// Its lease cannot run out before left: look again just after, or within a second,
+		// so that a lease given up by a clean stop is taken at once.
+		wait := min(left+10*time.Millisecond, time.Second)
 		select {
 		case <-ctx.Done():
 			b.closeOutboxes()

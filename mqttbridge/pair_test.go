@@ -3,8 +3,11 @@ package mqttbridge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,4 +71,69 @@ func TestPairLeaseLost(t *testing.T) {
 	if st := w.statesOf(resultTopic("p1"), "after"); len(st) != 0 {
 		t.Errorf("a bridge without its lease answered %v", st)
 	}
+}
+
+// TestPairDatabaseErrorsHidePassword: a database that cannot be reached fails New with an
+// error that names the failure and not the password of password_file.
+func TestPairDatabaseErrorsHidePassword(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "pgpw", "pg-secret-9f3\n")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close() // nothing listens there now
+	for _, dsn := range []string{"postgres://bridge@" + addr + "/plant", "host=127.0.0.1 port=" + strings.Split(addr, ":")[1] + " user=bridge"} {
+		cfg, err := ParseConfig([]byte(fmt.Sprintf("broker: {url: \"mqtt://127.0.0.1:1\", client_id: c}\noutbox: {postgres: {dsn: %q, password_file: pgpw}}\nprinters: [{name: p, url: \"http://127.0.0.1:1\"}]\n", dsn)), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = New(*cfg)
+		if err == nil {
+			t.Fatalf("%s: New succeeded with no database", dsn)
+		}
+		if strings.Contains(err.Error(), "pg-secret-9f3") {
+			t.Errorf("%s: the error carries the password: %v", dsn, err)
+		}
+		if !strings.Contains(err.Error(), "PostgreSQL") {
+			t.Errorf("%s: the error does not say what failed: %v", dsn, err)
+		}
+	}
+}
+
+// TestPairHandOver: of two bridges in one process with one configuration, one connects and
+// the other stands by (the embedded broker knows one client with the id); a clean stop of the
+// active one gives the lease up, and the standby connects and answers commands.
+func TestPairHandOver(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	bk := newEmbedded(t)
+	pl := startPlant(t, "p1")
+	cfg := testConfig(t, bk.URL(), pl, "p1")
+	cfg.StateDir = ""
+	cfg.Outbox = OutboxConfig{Postgres: &PostgresConfig{DSN: dsn}, LeaseTTL: 2 * waitLimit}
+	w := watch(t, bk.URL(), prefix+"/#")
+	first := startBridge(t, cfg)
+	w.waitOnline(1)
+	second := startBridge(t, cfg)
+	time.Sleep(300 * time.Millisecond) // the standby has looked at the lease
+	if n := w.onlines(); n != 1 {
+		t.Fatalf("%d online messages with a standby running, want 1", n)
+	}
+	ids := 0
+	for _, cl := range bk.b.srv.Clients.GetAll() {
+		if cl.ID == cfg.Broker.ClientID && !cl.Closed() {
+			ids++
+		}
+	}
+	if ids != 1 {
+		t.Fatalf("the broker has %d connected clients with the bridge's id, want 1", ids)
+	}
+	start := time.Now()
+	first.stop(t)
+	w.waitOnline(2) // the lease outlasts this wait: only giving it up lets the standby in
+	t.Logf("handover after a clean stop: %v", time.Since(start).Round(time.Millisecond))
+	newSender(t, bk.URL()).send(cmdTopic("p1", "printJob"), printJobCmd("after-handover"))
+	w.waitStates(resultTopic("p1"), "after-handover", StateQueued, StateSent)
+	second.stop(t)
 }
