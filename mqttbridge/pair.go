@@ -176,7 +176,12 @@ func (p *pair) acquire(ctx context.Context) (held bool, owner string, left time.
 
 // renew extends the lease this bridge holds; false when it no longer holds it.
 func (p *pair) renew(ctx context.Context) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.ttl/4)
+	// A renewal that hangs (the database paused) must not hold up the fencing at the deadline.
+	wait := min(p.ttl/4, time.Until(p.deadline()))
+	if wait <= 0 {
+		return true, errors.New("mqttbridge: no time left to renew the bridge lease")
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	sent := p.now()
 	tag, err := p.pool.Exec(ctx, `UPDATE labelprinter_mqtt_bridges SET lease_until = now() + $3 * interval '1 microsecond'
