@@ -226,6 +226,10 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		b.printers[pc.Name] = p
 	}
 	if cfg.pairMode() {
+		if o.orphans.Ignore || o.orphans.AdoptInto != "" {
+			b.closeOutboxes()
+			return nil, fieldErr("outbox.postgres", "set, but an orphaned outbox policy was given: it is about outbox files in state_dir, and a PostgreSQL outbox has none")
+		}
 		// The outboxes are opened once the lease is held: a standby hears nothing of them.
 		if b.pair, err = openPair(context.Background(), &b.cfg); err != nil {
 			b.closeOutboxes()

@@ -276,3 +276,17 @@ func TestPairDatabasePaused(t *testing.T) {
 		t.Errorf("a bridge without its lease answered %v", st)
 	}
 }
+
+// TestPairOrphanPolicyRefused: --adopt-orphaned-outbox is about files in state_dir; with the
+// outbox in PostgreSQL it is a configuration error, not silently ignored.
+func TestPairOrphanPolicyRefused(t *testing.T) {
+	cfg, err := ParseConfig([]byte("broker: {url: \"mqtt://127.0.0.1:1\", client_id: c}\noutbox: {postgres: {dsn: \"postgres://u@127.0.0.1:1/x\"}}\nprinters: [{name: p, url: \"http://127.0.0.1:1\"}]\n"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(*cfg, WithOrphanedOutbox(OrphanPolicy{Ignore: true}))
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Field != "outbox.postgres" {
+		t.Errorf("New with an orphan policy and outbox.postgres: %v, want a ConfigError naming outbox.postgres", err)
+	}
+}
