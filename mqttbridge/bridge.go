@@ -70,6 +70,9 @@ type Bridge struct {
 	// crash, when set (by tests), is called at each point where a process may die while it
 	// handles a command: see crashPoint.
 	crash func(kind, point string)
+	// pair is the database a pair of bridges shares; nil with state_dir.
+	pair   *pair
+	fenced atomic.Bool // the lease was lost: leave the broker with the Will, publish nothing
 
 	ran      atomic.Bool
 	stopping atomic.Bool
@@ -109,7 +112,7 @@ type controller struct {
 	client   *labelprinter.Client
 	ob       *outbox.Outbox
 	view     *outboxView // what P/outbox shows of ob
-	led      *ledger     // abortPrint, cancel and resend records
+	led      ledgerStore // abortPrint, cancel and resend records
 	printers []*printer
 	byRemote map[string]*printer
 
@@ -184,8 +187,10 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 			return nil, &ConfigError{Field: "broker.tls_config", Err: err}
 		}
 	}
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return nil, &ConfigError{Field: "state_dir", Err: err}
+	if !cfg.pairMode() {
+		if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+			return nil, &ConfigError{Field: "state_dir", Err: err}
+		}
 	}
 	byURL := map[string]*controller{}
 	for i, pc := range cfg.Printers {
@@ -219,6 +224,18 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		ctl.printers = append(ctl.printers, p)
 		ctl.byRemote[pc.Printer] = p
 		b.printers[pc.Name] = p
+	}
+	if cfg.pairMode() {
+		if o.orphans.Ignore || o.orphans.AdoptInto != "" {
+			b.closeOutboxes()
+			return nil, fieldErr("outbox.postgres", "set, but an orphaned outbox policy was given: it is about outbox files in state_dir, and a PostgreSQL outbox has none")
+		}
+		// The outboxes are opened once the lease is held: a standby hears nothing of them.
+		if b.pair, err = openPair(context.Background(), &b.cfg); err != nil {
+			b.closeOutboxes()
+			return nil, err
+		}
+		return b, nil
 	}
 	var urls []string
 	for _, ctl := range b.ctls {
@@ -271,6 +288,9 @@ func (b *Bridge) closeOutboxes() {
 		}
 		_ = ctl.client.Close()
 	}
+	if b.pair != nil {
+		b.pair.close()
+	}
 }
 
 // Close releases the outbox files and clients of a Bridge whose Run was never called; Run
@@ -296,6 +316,14 @@ func (b *Bridge) Run(ctx context.Context) error {
 	if b.ran.Swap(true) {
 		return errors.New("mqttbridge.Run: called twice, or after Close")
 	}
+	if b.pair != nil {
+		return b.runPair(ctx)
+	}
+	return b.bridge(ctx)
+}
+
+// bridge connects to the broker and bridges until ctx ends.
+func (b *Bridge) bridge(ctx context.Context) error {
 	serverURL, err := url.Parse(b.cfg.Broker.URL)
 	if err != nil {
 		b.closeOutboxes()
@@ -319,6 +347,13 @@ func (b *Bridge) Run(ctx context.Context) error {
 		},
 		// paho's default delays the Will by twice the keep-alive; the plant should know at once.
 		WillProperties: &paho.WillProperties{WillDelayInterval: &zero},
+		// A bridge that lost its lease leaves with its Will: offline until another one is active.
+		DisconnectPacketBuilder: func() *paho.Disconnect {
+			if b.fenced.Load() {
+				return &paho.Disconnect{ReasonCode: 0x04} // Disconnect with Will Message
+			}
+			return &paho.Disconnect{ReasonCode: 0}
+		},
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
 			b.mu.Lock()
 			b.lost = make(chan struct{})
@@ -381,6 +416,12 @@ func (b *Bridge) Run(ctx context.Context) error {
 	<-ctx.Done()
 	// Stop taking commands: a command not yet taken stays unacknowledged with the broker.
 	b.stopping.Store(true)
+	fenced := b.fenced.Load()
+	if fenced {
+		// Off the broker at once, before the lease can have run out: the commands taken
+		// and not acknowledged go to the next bridge, which finds them in the shared outbox.
+		_ = cm.Disconnect(context.WithoutCancel(ctx))
+	}
 	// Waits for the command being handled; later ones see stopping and are left alone.
 	b.handleMu.Lock()
 	b.stopped = true
@@ -407,16 +448,18 @@ func (b *Bridge) Run(ctx context.Context) error {
 		_ = ctl.led.close()
 		_ = ctl.client.Close()
 	}
-	offline := &message{topic: onlineTopic(b.cfg.TopicPrefix), payload: []byte("offline"), retain: true, done: make(chan struct{})}
-	b.pub.push(offline)
-	grace := time.NewTimer(stopGrace)
-	defer grace.Stop()
-	select {
-	case <-offline.done:
-		// Acknowledgements are flushed every ackInterval; let the last batch go out.
-		time.Sleep(2 * ackInterval)
-	case <-grace.C:
-		b.log.Warn("the broker did not take the last results in time")
+	if !fenced {
+		offline := &message{topic: onlineTopic(b.cfg.TopicPrefix), payload: []byte("offline"), retain: true, done: make(chan struct{})}
+		b.pub.push(offline)
+		grace := time.NewTimer(stopGrace)
+		defer grace.Stop()
+		select {
+		case <-offline.done:
+			// Acknowledgements are flushed every ackInterval; let the last batch go out.
+			time.Sleep(2 * ackInterval)
+		case <-grace.C:
+			b.log.Warn("the broker did not take the last results in time")
+		}
 	}
 	stopPub()
 	<-pubDone

@@ -36,6 +36,8 @@ type Config struct {
 	// StateDir holds the outbox files and their ledgers, one of each per controller URL; it is
 	// created if missing.
 	StateDir string `yaml:"state_dir"`
+	// Outbox puts the outboxes in PostgreSQL instead of state_dir, for a pair of bridges.
+	Outbox OutboxConfig `yaml:"outbox"`
 	// PollInterval is the wait between two reads of counters and status (default 1s).
 	PollInterval time.Duration `yaml:"poll_interval"`
 	// Printers are the printers put on the broker ("printers" in the file, which
@@ -170,6 +172,9 @@ func (c *Config) setDirectory(dir string) {
 	}
 	c.StateDir = join(c.StateDir)
 	c.Broker.PasswordFile = join(c.Broker.PasswordFile)
+	if c.Outbox.Postgres != nil {
+		c.Outbox.Postgres.PasswordFile = join(c.Outbox.Postgres.PasswordFile)
+	}
 	if c.Broker.TLSConfig != nil {
 		c.Broker.TLSConfig.SetDirectory(dir)
 	}
@@ -187,9 +192,6 @@ func (c *Config) Validate() error {
 	}
 	if err := checkTopicPrefix(c.TopicPrefix); err != nil {
 		return &ConfigError{Field: "topic_prefix", Err: err}
-	}
-	if c.StateDir == "" {
-		return fieldErr("state_dir", "required: the outbox files live there")
 	}
 	switch {
 	case c.PollInterval == 0:
@@ -248,7 +250,7 @@ func (c *Config) Validate() error {
 			clients[p.URL] = i
 		}
 	}
-	return nil
+	return c.validateOutbox()
 }
 
 func (b *BrokerConfig) validate() error {

@@ -35,5 +35,14 @@
 // <topic_prefix> is answered "invalid" on its result topic alone, and not executed.
 // The README of cmd/labelprinter-mqtt has the payloads.
 //
+// # Pairs
+//
+// With Config.Outbox.Postgres instead of a state directory, the outboxes, the ledger and a
+// lease keyed by the broker's client id live in PostgreSQL, and any number of bridges may run
+// with one configuration: the one holding the lease connects and bridges, the others stand by
+// without connecting, and one of them takes over within the lease's TTL once the active one
+// dies. A bridge that cannot renew its lease leaves the broker with its Will before the lease
+// runs out, executes nothing more, and Run returns [ErrLeaseLost].
+//
 // [StartBroker] runs an MQTT broker in the process, for trying the bridge out and for tests.
 package mqttbridge

@@ -23,8 +23,8 @@ func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publis
 	}
 	b.handleMu.Lock()
 	defer b.handleMu.Unlock()
-	if b.stopped {
-		return
+	if b.stopped || (b.pair != nil && !b.pair.held()) {
+		return // fencing: a bridge whose lease may have run out executes nothing
 	}
 	kind := b.crashKind(pb)
 	done := b.handle(ctx, pb)

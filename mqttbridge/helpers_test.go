@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 	"github.com/labelprinter/go-labelprinter/printersim"
 	"go.uber.org/goleak"
 )
@@ -26,7 +27,15 @@ func TestMain(m *testing.M) {
 	if code, ok := childMain(); ok {
 		os.Exit(code)
 	}
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	pgtest.Stop() // the PostgreSQL of the pair tests, if they started one
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // waitLimit bounds every wait for an event; it is a failure bound only, never measured.

@@ -61,6 +61,17 @@ func (d *deliveryRecord) matches(topic string, payload []byte) bool {
 	return d.Topic == topic && bytes.Equal(d.Sum, sum[:])
 }
 
+// ledgerStore is where a controller's ledger lives: a file beside its outbox (*ledger), or
+// the database of a pair of bridges (*pgLedger).
+type ledgerStore interface {
+	abort(printer, id string) (*abortRecord, error)
+	putAbort(r abortRecord) error
+	delivery(pid uint16) (*deliveryRecord, error)
+	putDelivery(pid uint16, d deliveryRecord) error
+	forgetDelivery(pid uint16) error
+	close() error
+}
+
 // ledger is one controller's ledger file.
 type ledger struct {
 	db *bolt.DB

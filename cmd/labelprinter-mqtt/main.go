@@ -1,6 +1,7 @@
 // Command labelprinter-mqtt puts label printers on a plant's MQTT broker: it publishes their
 // status and counters (retained) and takes print commands, each printed at most once through
-// an outbox file (see package mqttbridge and this directory's README).
+// an outbox file, or through an outbox in PostgreSQL shared by a pair of bridges of which one
+// is active (see package mqttbridge and this directory's README).
 //
 //	labelprinter-mqtt --config.file bridge.yml
 //	labelprinter-mqtt --config.file bridge.yml --embedded-broker 127.0.0.1:1883
@@ -18,7 +19,8 @@
 //
 // Exit codes: 0 after a clean stop (SIGTERM or SIGINT), 2 for a bad flag or configuration (the
 // message names the field) and for an orphaned outbox with work left (the message names the
-// file, its URL and its counts), 1 when the bridge cannot start.
+// file, its URL and its counts), 1 when the bridge cannot start or, one of a pair, lost its
+// lease (it left the broker and executed nothing after; started again, it stands by).
 package main
 
 import (

@@ -28,11 +28,18 @@ func TestExitCodes(t *testing.T) {
 	_ = os.WriteFile(typo, []byte("broker: {url: \"mqtt://b\", client_id: c}\nstate_dir: s\nprinters: [{name: p, url: \"http://x\", printr: p}]\n"), 0o600)
 	noURL := filepath.Join(dir, "nourl.yml")
 	_ = os.WriteFile(noURL, []byte("broker: {client_id: c}\nstate_dir: s\nprinters: [{name: p, url: \"http://x\"}]\n"), 0o600)
+	_ = os.WriteFile(filepath.Join(dir, "pgpw"), []byte("pg-secret-77\n"), 0o600)
+	twoPW := filepath.Join(dir, "twopw.yml")
+	_ = os.WriteFile(twoPW, []byte("broker: {url: \"mqtt://b\", client_id: c}\noutbox: {postgres: {dsn: \"postgres://u:pg-secret-77@db/x\", password_file: pgpw}}\nprinters: [{name: p, url: \"http://x\"}]\n"), 0o600)
+	both := filepath.Join(dir, "both.yml")
+	_ = os.WriteFile(both, []byte("broker: {url: \"mqtt://b\", client_id: c}\nstate_dir: s\noutbox: {postgres: {dsn: \"postgres://u@db/x\"}}\nprinters: [{name: p, url: \"http://x\"}]\n"), 0o600)
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{nil, "--config.file is required"},
+		{[]string{"--config.file", twoPW}, "config: outbox.postgres: dsn holds a password and password_file is set"},
+		{[]string{"--config.file", both}, "config: state_dir: set together with outbox.postgres"},
 		{[]string{"--nope"}, "labelprinter-mqtt: unknown flag --nope\n"},
 		{[]string{"--config.fle", bad}, "labelprinter-mqtt: unknown flag --config.fle (did you mean --config.file?)\n"},
 		{[]string{"--config.file", filepath.Join(dir, "missing.yml")}, "config.file"},
@@ -44,6 +51,9 @@ func TestExitCodes(t *testing.T) {
 		var stderr syncBuffer
 		if code := run(context.Background(), c.args, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", c.args, code, stderr.String(), c.want)
+		}
+		if strings.Contains(stderr.String(), "pg-secret-77") {
+			t.Errorf("%v: the message carries the database password: %q", c.args, stderr.String())
 		}
 	}
 }

@@ -1,0 +1,447 @@
+package mqttbridge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labelprinter/go-labelprinter/outbox"
+)
+
+// A pair of bridges (outbox.postgres in the configuration) shares one PostgreSQL database:
+// the outboxes (one queue per controller, named by queueName), the ledger (ledgerTable, keyed
+// by the same queue) and the bridge lease (leaseTable, keyed by broker.client_id). Only the
+// holder of the lease connects to the broker, since a second connection with the client id
+// would take the persistent session over. The lease is a row (owner, expiry by the database's
+// now()), renewed every quarter of its TTL, as the outbox's lanes are: no advisory lock, so a
+// transaction-mode pooler in between does not break it. Every ledger write checks, in its own
+// statement, that the lease is still held; and the holder itself stops taking commands, and
+// leaves the broker, before the lease can have run out by the database's clock (its own
+// deadline counts from before each renewal was sent).
+
+// ErrLeaseLost is what Run returns when the bridge lost its lease (it could not renew it in
+// time, or another bridge holds it): it left the broker at once and executed nothing after.
+var ErrLeaseLost = errors.New("mqttbridge: the bridge lease was lost; this bridge stopped acting and left the broker")
+
+const pairSchema = `
+CREATE TABLE IF NOT EXISTS labelprinter_mqtt_bridges (
+	client_id text PRIMARY KEY,
+	owner text NOT NULL DEFAULT '',
+	lease_until timestamptz NOT NULL DEFAULT '-infinity'
+);
+CREATE TABLE IF NOT EXISTS labelprinter_mqtt_ledger (
+	queue text NOT NULL,
+	kind text NOT NULL,
+	printer text NOT NULL,
+	id text NOT NULL,
+	record jsonb NOT NULL,
+	PRIMARY KEY (queue, kind, printer, id)
+);
+`
+
+// pgTimeout bounds one statement of the lease or the ledger.
+const pgTimeout = 5 * time.Second
+
+// pair is a bridge's share of the database: its lease and the ledgers.
+type pair struct {
+	pool     *pgxpool.Pool
+	dsn      string // with the password of password_file, for the outboxes
+	secret   []string
+	clientID string
+	owner    string
+	ttl      time.Duration
+	now      func() time.Time
+
+	mu    sync.Mutex
+	until time.Time // this host's clock: the lease is certainly held before it
+}
+
+// openPair connects to the database of cfg.Outbox.Postgres and creates the tables on first
+// use. Its errors never carry the password.
+func openPair(ctx context.Context, cfg *Config) (*pair, error) {
+	pg := cfg.Outbox.Postgres
+	dsn := pg.DSN
+	var secret []string
+	if pg.PasswordFile != "" {
+		pw, err := readPassword(pg.PasswordFile)
+		if err != nil {
+			return nil, &ConfigError{Field: "outbox.postgres.password_file", Err: err}
+		}
+		secret = append(secret, string(pw), url.QueryEscape(string(pw)), url.PathEscape(string(pw)))
+		dsn = withPassword(dsn, string(pw))
+	}
+	pc, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fieldErr("outbox.postgres.dsn", "not a PostgreSQL URL or keyword/value connection string")
+	}
+	if p := pc.ConnConfig.Password; p != "" {
+		secret = append(secret, p, url.QueryEscape(p), url.PathEscape(p))
+	}
+	if pc.ConnConfig.ConnectTimeout == 0 {
+		pc.ConnConfig.ConnectTimeout = pgTimeout
+	}
+	pc.MaxConns = 4
+	host, _ := os.Hostname()
+	p := &pair{dsn: dsn, secret: secret, clientID: cfg.Broker.ClientID, ttl: cfg.Outbox.LeaseTTL, now: time.Now,
+		owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:10])}
+	if p.pool, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
+		return nil, p.fail("connecting", err)
+	}
+	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		// Transaction-scoped: bridges creating the tables at once wait for each other.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286136)`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, pairSchema)
+		return err
+	})
+	if err != nil {
+		p.pool.Close()
+		return nil, p.fail("creating the bridge tables", err)
+	}
+	return p, nil
+}
+
+// withPassword adds pw to a DSN that holds none.
+func withPassword(dsn, pw string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		user := ""
+		if u.User != nil {
+			user = u.User.Username()
+		}
+		u.User = url.UserPassword(user, pw)
+		return u.String()
+	}
+	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
+	return dsn + " password='" + r.Replace(pw) + "'"
+}
+
+// fail wraps a database error without the password.
+func (p *pair) fail(what string, err error) error {
+	msg := fmt.Sprintf("mqttbridge: PostgreSQL: %s: %v", what, err)
+	for _, s := range p.secret {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "xxxxx")
+		}
+	}
+	return errors.New(msg)
+}
+
+func (p *pair) close() { p.pool.Close() }
+
+// acquire takes the lease if it is free or ran out. It returns whether this bridge now holds
+// it, and otherwise who does and how long its lease still runs by the database's clock.
+func (p *pair) acquire(ctx context.Context) (held bool, owner string, left time.Duration, err error) {
+	ctx, cancel := context.WithTimeout(ctx, pgTimeout)
+	defer cancel()
+	sent := p.now()
+	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO labelprinter_mqtt_bridges (client_id) VALUES ($1) ON CONFLICT DO NOTHING`, p.clientID); err != nil {
+			return err
+		}
+		var us int64
+		if err := tx.QueryRow(ctx, `SELECT owner, GREATEST(0, EXTRACT(EPOCH FROM GREATEST(lease_until, now()) - now()) * 1000000)::bigint
+			FROM labelprinter_mqtt_bridges WHERE client_id = $1 FOR UPDATE`, p.clientID).Scan(&owner, &us); err != nil {
+			return err
+		}
+		if owner != "" && us > 0 {
+			left = time.Duration(us) * time.Microsecond
+			return nil
+		}
+		_, err := tx.Exec(ctx, `UPDATE labelprinter_mqtt_bridges SET owner = $2, lease_until = now() + $3 * interval '1 microsecond'
+			WHERE client_id = $1`, p.clientID, p.owner, p.ttl.Microseconds())
+		held = err == nil
+		return err
+	})
+	if err != nil {
+		return false, "", 0, p.fail("taking the bridge lease", err)
+	}
+	if held {
+		p.mu.Lock()
+		p.until = sent.Add(p.ttl)
+		p.mu.Unlock()
+	}
+	return held, owner, left, nil
+}
+
+// renew extends the lease this bridge holds; false when it no longer holds it.
+func (p *pair) renew(ctx context.Context) (bool, error) {
+	// A renewal that hangs (the database paused) must not hold up the fencing at the deadline.
+	wait := min(p.ttl/4, time.Until(p.deadline()))
+	if wait <= 0 {
+		return true, errors.New("mqttbridge: no time left to renew the bridge lease")
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	sent := p.now()
+	tag, err := p.pool.Exec(ctx, `UPDATE labelprinter_mqtt_bridges SET lease_until = now() + $3 * interval '1 microsecond'
+		WHERE client_id = $1 AND owner = $2 AND lease_until > now()`, p.clientID, p.owner, p.ttl.Microseconds())
+	if err != nil {
+		return true, p.fail("renewing the bridge lease", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return false, nil
+	}
+	p.mu.Lock()
+	p.until = sent.Add(p.ttl)
+	p.mu.Unlock()
+	return true, nil
+}
+
+// margin is how long before its lease runs out the bridge stops acting: the time to leave the
+// broker and for clocks' rates to differ.
+func (p *pair) margin() time.Duration { return p.ttl / 5 }
+
+// held reports whether the lease is certainly still held: commands are executed only then.
+func (p *pair) held() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.now().Before(p.until.Add(-p.margin()))
+}
+
+// deadline is when held turns false unless the lease is renewed.
+func (p *pair) deadline() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.until.Add(-p.margin())
+}
+
+// release gives the lease up, so that a standby takes over at once.
+func (p *pair) release(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, pgTimeout)
+	defer cancel()
+	_, err := p.pool.Exec(ctx, `UPDATE labelprinter_mqtt_bridges SET owner = '', lease_until = '-infinity'
+		WHERE client_id = $1 AND owner = $2`, p.clientID, p.owner)
+	if err != nil {
+		return p.fail("giving up the bridge lease", err)
+	}
+	return nil
+}
+
+// keep renews the lease every quarter of its TTL until ctx ends, and calls lost (once) as
+// soon as the lease is not certainly held any more: another bridge holds it, or no renewal
+// succeeded before the deadline.
+func (p *pair) keep(ctx context.Context, log func(msg string, args ...any), lost func()) {
+	tick := time.NewTicker(p.ttl / 4)
+	defer tick.Stop()
+	fence := time.NewTimer(time.Until(p.deadline()))
+	defer fence.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-fence.C:
+			if !p.held() {
+				log("the bridge lease could not be renewed in time; leaving the broker")
+				lost()
+				return
+			}
+		case <-tick.C:
+			ok, err := p.renew(ctx)
+			if err != nil {
+				log("renewing the bridge lease failed", "err", err)
+			}
+			if !ok {
+				log("another bridge holds the lease now; leaving the broker")
+				lost()
+				return
+			}
+		}
+		fence.Reset(time.Until(p.deadline()))
+	}
+}
+
+// pgLedger is the ledger of one controller of a pair, in the database, under its queue name:
+// the same records as the file ledger, so that a bridge taking over answers a redelivered
+// abortPrint, cancel or resend from what the one before it recorded. Writes succeed only while
+// this bridge holds the lease.
+type pgLedger struct {
+	p     *pair
+	queue string
+}
+
+// openLedger of a pair: only the lease holder opens it, so an abortPrint found sending was
+// cut off by the end (or the fencing) of the bridge that sent it: it becomes unknown.
+func (p *pair) openLedger(ctx context.Context, queue string) (*pgLedger, error) {
+	l := &pgLedger{p: p, queue: queue}
+	ctx, cancel := context.WithTimeout(ctx, pgTimeout)
+	defer cancel()
+	cut, _ := json.Marshal(map[string]any{
+		"state": StateUnknown,
+		"error": "the bridge stopped while the abortPrint was being sent; it may or may not have reached the printer",
+		"time":  time.Now().UTC(),
+	})
+	_, err := p.pool.Exec(ctx, `UPDATE labelprinter_mqtt_ledger SET record = record || $2::jsonb
+		WHERE queue = $1 AND kind = 'abort' AND record->>'state' = 'sending'`, queue, string(cut))
+	if err != nil {
+		return nil, p.fail("reading the ledger", err)
+	}
+	return l, nil
+}
+
+func (l *pgLedger) get(kind, printer, id string, v any) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
+	defer cancel()
+	var b []byte
+	err := l.p.pool.QueryRow(ctx, `SELECT record FROM labelprinter_mqtt_ledger
+		WHERE queue = $1 AND kind = $2 AND printer = $3 AND id = $4`, l.queue, kind, printer, id).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, l.p.fail("reading the ledger", err)
+	}
+	return true, json.Unmarshal(b, v)
+}
+
+// put writes a record, in a statement that checks the lease is still held.
+func (l *pgLedger) put(kind, printer, id string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if !l.p.held() {
+		return ErrLeaseLost
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
+	defer cancel()
+	tag, err := l.p.pool.Exec(ctx, `INSERT INTO labelprinter_mqtt_ledger (queue, kind, printer, id, record)
+		SELECT $1, $2, $3, $4, $5::jsonb FROM labelprinter_mqtt_bridges
+		WHERE client_id = $6 AND owner = $7 AND lease_until > now()
+		ON CONFLICT (queue, kind, printer, id) DO UPDATE SET record = EXCLUDED.record`,
+		l.queue, kind, printer, id, string(b), l.p.clientID, l.p.owner)
+	if err != nil {
+		return l.p.fail("writing the ledger", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+func (l *pgLedger) abort(printer, id string) (*abortRecord, error) {
+	r := new(abortRecord)
+	ok, err := l.get("abort", printer, id, r)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (l *pgLedger) putAbort(r abortRecord) error { return l.put("abort", r.Printer, r.ID, r) }
+
+func (l *pgLedger) delivery(pid uint16) (*deliveryRecord, error) {
+	d := new(deliveryRecord)
+	ok, err := l.get("delivery", "", strconv.Itoa(int(pid)), d)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (l *pgLedger) putDelivery(pid uint16, d deliveryRecord) error {
+	return l.put("delivery", "", strconv.Itoa(int(pid)), d)
+}
+
+func (l *pgLedger) forgetDelivery(pid uint16) error {
+	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
+	defer cancel()
+	_, err := l.p.pool.Exec(ctx, `DELETE FROM labelprinter_mqtt_ledger WHERE queue = $1 AND kind = 'delivery' AND printer = '' AND id = $2`,
+		l.queue, strconv.Itoa(int(pid)))
+	if err != nil {
+		return l.p.fail("writing the ledger", err)
+	}
+	return nil
+}
+
+func (l *pgLedger) close() error { return nil }
+
+// runPair stands by until this bridge holds the lease, opens the shared outboxes and ledgers,
+// and bridges while it keeps the lease: until ctx ends (it then gives the lease up, so a
+// standby takes over at once) or the lease is lost (ErrLeaseLost).
+func (b *Bridge) runPair(ctx context.Context) error {
+	p := b.pair
+	said := ""
+	for {
+		held, owner, left, err := p.acquire(ctx)
+		switch {
+		case err != nil:
+			b.log.Warn("cannot reach the database for the bridge lease; standing by", "err", err)
+			left = p.ttl / 4
+		case held:
+		case owner != said:
+			said = owner
+			b.log.Info("another bridge is active; standing by, not connected to the broker",
+				"client_id", p.clientID, "active", owner, "lease_left", left.Round(time.Millisecond))
+		}
+		if held {
+			break
+		}
+		// Its lease cannot run out before left: look again just after, or within a second,
+		// so that a lease given up by a clean stop is taken at once.
+		wait := min(left+10*time.Millisecond, time.Second)
+		select {
+		case <-ctx.Done():
+			b.closeOutboxes()
+			return nil
+		case <-time.After(wait):
+		}
+	}
+	b.log.Info("took the bridge lease; active", "client_id", p.clientID, "owner", p.owner)
+	active, lose := context.WithCancel(ctx)
+	defer lose()
+	keepDone := make(chan struct{})
+	go func() {
+		defer close(keepDone)
+		p.keep(active, b.log.Warn, func() { b.fenced.Store(true); lose() })
+	}()
+	if err := b.openShared(active); err != nil {
+		lose()
+		<-keepDone
+		b.closeOutboxes()
+		return err
+	}
+	err := b.bridge(active)
+	lose()
+	<-keepDone
+	if b.fenced.Load() {
+		p.close()
+		return ErrLeaseLost
+	}
+	if rerr := p.release(context.WithoutCancel(ctx)); rerr != nil {
+		b.log.Warn("giving up the bridge lease failed; a standby takes over once it runs out", "err", rerr)
+	}
+	p.close()
+	return err
+}
+
+// openShared opens each controller's outbox queue and ledger in the database.
+func (b *Bridge) openShared(ctx context.Context) error {
+	for _, ctl := range b.ctls {
+		q := queueName(b.cfg.Broker.ClientID, ctl.url)
+		ob, err := outbox.OpenPostgres(ctx, b.pair.dsn, q, ctl.client,
+			outbox.WithLeaseTTL(b.pair.ttl),
+			outbox.WithStateChange(func(e outbox.Entry) { b.entryChanged(ctl, e) }))
+		if err != nil {
+			return err
+		}
+		ctl.ob = ob
+		if ctl.led, err = b.pair.openLedger(ctx, q); err != nil {
+			return err
+		}
+		if ctl.view, err = newOutboxView(ob); err != nil {
+			return err
+		}
+	}
+	return nil
+}
