@@ -69,7 +69,9 @@ type PrinterConfig struct {
 	// URL is the base URL of its controller. Validate normalises it (NormalizeURL): every
 	// spelling of one controller names one outbox file and one client.
 	URL string `yaml:"url"`
-	// Printer is its name on the controller; "" means the single-printer paths.
+	// Printer is its name on the controller; "" means the single-printer paths. Two printers
+	// on one url are never one name and a slash apart ("a" and "a/b"), as ids belong to a
+	// printer and the outbox keys them "printer/id".
 	Printer string `yaml:"printer"`
 	// HTTPClientConfig sets authentication, TLS and proxy for the controller, as Prometheus
 	// does for its scrape targets. Printers on one controller URL must share it.
@@ -238,6 +240,9 @@ func (c *Config) Validate() error {
 		key := p.URL + "\x00" + p.Printer
 		if j, ok := targets[key]; ok {
 			return fieldErr(f, "printers[%d] already has url %s and printer %q", j, p.URL, p.Printer)
+		}
+		if err := checkKeyPrefixes(c.Printers[:i], *p); err != nil {
+			return &ConfigError{Field: f + ".printer", Err: err}
 		}
 		targets[key] = i
 		if err := p.HTTPClientConfig.Validate(); err != nil {

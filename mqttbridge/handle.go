@@ -91,9 +91,12 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 	case cmdPrintJob, cmdTrigger:
 		return b.enqueue(ctx, p, cmd, rep)
 	case cmdCancel, cmdResend:
-		return b.changeOnce(p, cmd, rep, pb)
+		// A ledger or outbox that cannot be read or written is tried again in place, as enqueue does.
+		return b.inPlace(ctx, p, cmd, "the ledger cannot be written; the command waits and is tried again",
+			func() (chan struct{}, error) { return b.changeOnce(p, cmd, rep, pb) })
 	default: // abortPrint: sent at once, beside the queue, before any later command
-		return b.abortOnce(ctx, p, cmd, rep)
+		return b.inPlace(ctx, p, cmd, "the ledger cannot be written; the command waits and is tried again",
+			func() (chan struct{}, error) { return b.abortOnce(ctx, p, cmd, rep) })
 	}
 }
 

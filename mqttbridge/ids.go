@@ -2,6 +2,7 @@ package mqttbridge
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,22 @@ const maxKeyLen = 256
 
 // outboxKey is the outbox ID of the command id on p.
 func outboxKey(p *printer, id string) string { return p.remote + "/" + id }
+
+// checkKeyPrefixes refuses printer p when one of the printers before it on the same controller
+// has a name that, with a slash, begins p's name, or the other way round ("a" and "a/b"): the
+// command "b/x" of the one and the command "x" of the other would share the outbox ID
+// "a/b/x", and the second would be answered duplicate and never printed.
+func checkKeyPrefixes(before []PrinterConfig, p PrinterConfig) error {
+	for j, q := range before {
+		if q.URL != p.URL {
+			continue
+		}
+		if strings.HasPrefix(p.Printer, q.Printer+"/") || strings.HasPrefix(q.Printer, p.Printer+"/") {
+			return fmt.Errorf("%q and %q (printers[%d], same url) are one name and a slash apart: their commands' ids could not be told apart in the outbox; give the bridge one of them only", p.Printer, q.Printer, j)
+		}
+	}
+	return nil
+}
 
 // checkKey refuses an id that, with p's name, is longer than the outbox takes.
 func checkKey(p *printer, id string) error {

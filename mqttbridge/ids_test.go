@@ -2,6 +2,7 @@ package mqttbridge
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -132,4 +133,31 @@ func TestIDTooLongWithItsPrinter(t *testing.T) {
 	id = strings.Repeat("x", 250)
 	s.send(cmdTopic("line1", "trigger"), map[string]any{"id": id})
 	w.waitStates(resultTopic("line1"), id, StateQueued, StateRejected) // nothing selected
+}
+
+// TestPrinterNamesOneSlashApart: printers "a" and "a/b" behind one controller would hold the
+// command "b/x" of the one and "x" of the other under one outbox ID ("a/b/x"), so the second
+// would be answered duplicate and never printed: such a configuration is refused, naming both;
+// on two controllers (two outbox files) it is taken.
+func TestPrinterNamesOneSlashApart(t *testing.T) {
+	const head = "broker: {url: \"mqtt://b:1883\", client_id: c}\nstate_dir: s\nprinters:\n"
+	for _, tc := range []struct{ printers, field string }{
+		{"  - {name: p, url: \"http://x\", printer: a}\n  - {name: q, url: \"HTTP://x/\", printer: a/b}\n", "printers[1].printer"},
+		{"  - {name: p, url: \"http://x\", printer: a/b/c}\n  - {name: q, url: \"http://x\", printer: a}\n", "printers[1].printer"},
+		{"  - {name: p, url: \"http://x\"}\n  - {name: q, url: \"http://x\", printer: /a}\n", "printers[1].printer"},
+	} {
+		_, err := ParseConfig([]byte(head+tc.printers), t.TempDir())
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != tc.field || !strings.Contains(err.Error(), "one name and a slash apart") {
+			t.Errorf("%q: %v; want a ConfigError for %s", tc.printers, err, tc.field)
+		}
+	}
+	for _, ok := range []string{
+		"  - {name: p, url: \"http://x\", printer: a}\n  - {name: q, url: \"http://y\", printer: a/b}\n",
+		"  - {name: p, url: \"http://x\", printer: a}\n  - {name: q, url: \"http://x\", printer: ab}\n",
+	} {
+		if _, err := ParseConfig([]byte(head+ok), t.TempDir()); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
 }

@@ -89,14 +89,14 @@ func (b *Bridge) newDelivery(pb *paho.Publish) {
 // is sent, and the printer's later commands wait until it is answered (waitAbort), so it never
 // runs after a command that came later: not when redelivered, and not when the process died
 // while it was out (it is then unknown, and a person sends a new one if it is still wanted).
-// Other printers' commands go on meanwhile.
-func (b *Bridge) abortOnce(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
+// Other printers' commands go on meanwhile. A ledger that cannot be read or written returns
+// that error before anything is sent (handle tries again in place).
+func (b *Bridge) abortOnce(ctx context.Context, p *printer, cmd command, rep reply) (chan struct{}, error) {
 	resultTopic := p.topic(topicResult)
 	led := p.ctl.led
 	r, err := led.abort(p.remote, cmd.id)
 	if err != nil {
-		b.log.Error("reading the ledger failed; the abortPrint stays with the broker", "id", cmd.id, "err", err)
-		return nil
+		return nil, fmt.Errorf("reading the ledger: %w", err)
 	}
 	if r != nil {
 		current := r.State
@@ -104,13 +104,12 @@ func (b *Bridge) abortOnce(ctx context.Context, p *printer, cmd command, rep rep
 			current = StateUnknown // its outcome could not be recorded
 		}
 		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmdAbortPrint, State: StateDuplicate,
-			Current: current, Time: time.Now()})
+			Current: current, Time: time.Now()}), nil
 	}
 	b.crashPoint(cmdAbortPrint, crashBeforeCommit)
 	rec := abortRecord{Printer: p.remote, ID: cmd.id, State: "sending", Time: time.Now().UTC()}
 	if err := led.putAbort(rec); err != nil {
-		b.log.Error("recording an abortPrint failed; it stays with the broker", "id", cmd.id, "err", err)
-		return nil
+		return nil, fmt.Errorf("recording the abortPrint in the ledger: %w", err)
 	}
 	answered := make(chan struct{})
 	b.mu.Lock()
@@ -145,7 +144,7 @@ func (b *Bridge) abortOnce(ctx context.Context, p *printer, cmd command, rep rep
 		// Not waited for here: Run waits for the aborts before it stops the publisher.
 		go func() { <-published; close(done) }()
 	}()
-	return done
+	return done, nil
 }
 
 // waitAbort waits until p's abortPrint in flight, if any, is answered: a later command of p
@@ -164,14 +163,15 @@ func (b *Bridge) waitAbort(p *printer) {
 // acts, and its result after; a redelivery of that PUBLISH (DUP set, same identifier, same
 // topic and payload) answers the record, duplicate with current done or failed, and does
 // nothing. A redelivery that finds the record without a result (the process died while the
-// command acted) acts only if the entry is still as the command found it.
-func (b *Bridge) changeOnce(p *printer, cmd command, rep reply, pb *paho.Publish) chan struct{} {
+// command acted) acts only if the entry is still as the command found it. An outbox or ledger
+// that cannot be read, or a ledger that cannot be written, before it acts returns that error
+// (handle tries again in place).
+func (b *Bridge) changeOnce(p *printer, cmd command, rep reply, pb *paho.Publish) (chan struct{}, error) {
 	resultTopic := p.topic(topicResult)
 	led := p.ctl.led
 	e, getErr := b.entryOf(p, cmd.id)
 	if getErr != nil && !errors.Is(getErr, outbox.ErrNotFound) {
-		b.log.Error("reading the outbox failed; the command stays with the broker", "id", cmd.id, "err", getErr)
-		return nil
+		return nil, fmt.Errorf("reading the outbox: %w", getErr)
 	}
 	found := getErr == nil
 	recorded := pb.QoS > 0 // a QoS 0 message is never delivered again
@@ -179,8 +179,7 @@ func (b *Bridge) changeOnce(p *printer, cmd command, rep reply, pb *paho.Publish
 	if recorded && pb.Duplicate() {
 		var err error
 		if d, err = led.delivery(pb.PacketID); err != nil {
-			b.log.Error("reading the ledger failed; the command stays with the broker", "id", cmd.id, "err", err)
-			return nil
+			return nil, fmt.Errorf("reading the ledger: %w", err)
 		}
 		if d != nil && !d.matches(pb.Topic, pb.Payload) {
 			d = nil // an older message's record; this one was not seen before
@@ -189,8 +188,7 @@ func (b *Bridge) changeOnce(p *printer, cmd command, rep reply, pb *paho.Publish
 	if d != nil && d.Result == "" && d.SeenState != "" && found && tookEffect(cmd.name, d, e) {
 		d.Result = StateDone
 		if err := led.putDelivery(pb.PacketID, *d); err != nil {
-			b.log.Error("recording a result failed; the command stays with the broker", "id", cmd.id, "err", err)
-			return nil
+			return nil, fmt.Errorf("recording the result in the ledger: %w", err)
 		}
 	}
 	if d != nil && d.Result != "" {
@@ -198,7 +196,7 @@ func (b *Bridge) changeOnce(p *printer, cmd command, rep reply, pb *paho.Publish
 		if found {
 			res.Attempts = e.Attempts
 		}
-		return b.result(resultTopic, rep, res)
+		return b.result(resultTopic, rep, res), nil
 	}
 
 	b.crashPoint(cmd.name, crashBeforeCommit)
@@ -209,8 +207,7 @@ func (b *Bridge) changeOnce(p *printer, cmd command, rep reply, pb *paho.Publish
 	}
 	if recorded {
 		if err := led.putDelivery(pb.PacketID, rec); err != nil {
-			b.log.Error("recording a command failed; it stays with the broker", "id", cmd.id, "err", err)
-			return nil
+			return nil, fmt.Errorf("recording the command in the ledger: %w", err)
 		}
 	}
 	res := b.changeEntry(p, cmd)
@@ -222,7 +219,7 @@ func (b *Bridge) changeOnce(p *printer, cmd command, rep reply, pb *paho.Publish
 		}
 	}
 	b.crashPoint(cmd.name, crashAfterCommit)
-	return b.result(resultTopic, rep, res)
+	return b.result(resultTopic, rep, res), nil
 }
 
 // tookEffect reports whether the command recorded in d changed the entry, now e, which a

@@ -18,17 +18,24 @@ const (
 // command goes through, once. When ctx ends first the command is left with the broker, which
 // delivers it again.
 func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
+	return b.inPlace(ctx, p, cmd, "the outbox cannot be written; the command waits and is tried again",
+		func() (chan struct{}, error) { return b.enqueueOnce(ctx, p, cmd, rep) })
+}
+
+// inPlace runs try, which handles cmd, until it returns no error: each error (a state file
+// that cannot be read or written) is logged at error level with msg, and try runs again after
+// a back-off. nil when ctx ends first: the command stays with the broker.
+func (b *Bridge) inPlace(ctx context.Context, p *printer, cmd command, msg string, try func() (chan struct{}, error)) chan struct{} {
 	wait := outboxRetryBackoff
 	for attempt := 1; ; attempt++ {
-		done, err := b.enqueueOnce(ctx, p, cmd, rep)
+		done, err := try()
 		if err == nil {
 			if attempt > 1 {
-				b.log.Info("the outbox took the command after failures", "id", cmd.id, "printer", p.name, "attempts", attempt)
+				b.log.Info("the command went through after failures", "id", cmd.id, "printer", p.name, "command", cmd.name, "attempts", attempt)
 			}
 			return done
 		}
-		b.log.Error("the outbox cannot be written; the command waits and is tried again",
-			"id", cmd.id, "printer", p.name, "attempt", attempt, "retry_in", wait, "err", err)
+		b.log.Error(msg, "id", cmd.id, "printer", p.name, "command", cmd.name, "attempt", attempt, "retry_in", wait, "err", err)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -126,3 +126,56 @@ func TestOutboxDeliveryRestartsAfterWriteFailure(t *testing.T) {
 		t.Errorf("x reached the printer %d times, want 1", n)
 	}
 }
+
+// TestLedgerWriteFailureRetried: an abortPrint, a cancel and a resend are recorded in the
+// ledger before they act; a ledger that cannot be written (the file-size limit again) holds
+// each in place, retried with back-off and logged at error level each time, with the command
+// behind it waiting its turn, instead of leaving it unacknowledged with nothing retrying it
+// until the next connection. Once the limit is lifted each acts exactly once, in order.
+func TestLedgerWriteFailureRetried(t *testing.T) {
+	pl := startPlant(t, "line1")
+	bk := newEmbedded(t)
+	w := watch(t, bk.URL(), prefix+"/#")
+	var logs lockedBuffer
+	b, err := New(testConfig(t, bk.URL(), pl, "line1"), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runBridge(t, b)
+	w.waitOnline(1)
+	s := newSender(t, bk.URL())
+	abortPrints := func() int { return pl.Sim.Requests("POST", "/api/v3/printers/{name}/abortPrint") }
+	for _, tc := range []struct {
+		command, id string
+		after       func()
+	}{
+		{cmdAbortPrint, "A", func() {
+			w.waitStates(resultTopic("line1"), "A", StateDone)
+			if n := abortPrints(); n != 1 {
+				t.Errorf("%d abortPrints reached the printer, want 1", n)
+			}
+		}},
+		{cmdCancel, "nope", func() { w.waitStates(resultTopic("line1"), "nope", StateFailed) }},
+		{cmdResend, "nope", func() { w.waitStates(resultTopic("line1"), "nope", StateFailed, StateFailed) }},
+	} {
+		behind := "behind-" + tc.command
+		lift := limitFileSize(t)
+		s.send(cmdTopic("line1", tc.command), map[string]any{"id": tc.id})
+		s.send(cmdTopic("line1", "printJob"), printJobCmd(behind))
+		failure := `level=ERROR msg="the ledger cannot be written; the command waits and is tried again" id=` + tc.id + ` printer=line1 command=` + tc.command
+		eventually(t, tc.command+": three failures logged", func() bool { return strings.Count(logs.String(), failure) >= 3 })
+		if got := w.statesOf(resultTopic("line1"), behind); len(got) != 0 {
+			t.Errorf("the command behind %s: %v, want it waiting its turn", tc.command, got)
+		}
+		if n := abortPrints(); n != 0 && tc.command == cmdAbortPrint {
+			t.Errorf("%d abortPrints reached the printer before they were recorded", n)
+		}
+		lift()
+		w.waitStates(resultTopic("line1"), behind, StateQueued, StateSent)
+		time.Sleep(100 * time.Millisecond) // a second result would show by now
+		tc.after()
+	}
+	if !strings.Contains(logs.String(), "file too large") {
+		t.Errorf("the log does not say why:\n%s", logs.String())
+	}
+}

@@ -1,6 +1,7 @@
 package mqttbridge
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,8 +11,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/labelprinter/go-labelprinter/outbox"
+	bolt "go.etcd.io/bbolt"
 )
 
 // The outbox files in state_dir: one per controller URL, named by StateFile, each with a
@@ -223,11 +226,64 @@ func checkOrphans(dir string, urls, raw []string, p OrphanPolicy) ([]Orphan, err
 		return nil, fmt.Errorf("--adopt-orphaned-outbox: %w", err)
 	}
 	_ = os.Remove(orphans[0].File + urlExt)
-	// The abortPrint ids it held go with it, unless the controller has a ledger of its own.
-	if _, err := os.Stat(ledgerFile(target)); errors.Is(err, os.ErrNotExist) {
-		_ = os.Rename(ledgerFile(orphans[0].File), ledgerFile(target))
+	// The abortPrint ids it held go with it, into the controller's own ledger when it has one
+	// (a start with the orphan ignored made it).
+	if err := adoptLedger(ledgerFile(orphans[0].File), ledgerFile(target)); err != nil {
+		return nil, fmt.Errorf("--adopt-orphaned-outbox: %w", err)
 	}
 	return orphans, nil
+}
+
+// adoptLedger moves the ledger at from to to: renamed when to has none, and otherwise its
+// records copied into to (to's own record of a key stays) and from removed, so an abortPrint id
+// it held is still answered duplicate after the adoption.
+func adoptLedger(from, to string) error {
+	if _, err := os.Stat(from); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if _, err := os.Stat(to); errors.Is(err, os.ErrNotExist) {
+		return os.Rename(from, to)
+	}
+	src, err := bolt.Open(from, 0o600, &bolt.Options{Timeout: 500 * time.Millisecond, ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("ledger %s: %w", from, err)
+	}
+	defer src.Close()
+	dst, err := bolt.Open(to, 0o600, &bolt.Options{Timeout: 500 * time.Millisecond})
+	if err != nil {
+		return fmt.Errorf("ledger %s: %w", to, err)
+	}
+	err = dst.Update(func(dtx *bolt.Tx) error {
+		return src.View(func(stx *bolt.Tx) error {
+			for _, name := range [][]byte{bucketAborts, bucketDeliveries} {
+				sb := stx.Bucket(name)
+				if sb == nil {
+					continue
+				}
+				db, err := dtx.CreateBucketIfNotExists(name)
+				if err != nil {
+					return err
+				}
+				if err := sb.ForEach(func(k, v []byte) error {
+					if db.Get(k) != nil {
+						return nil
+					}
+					return db.Put(bytes.Clone(k), bytes.Clone(v))
+				}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("ledger %s into %s: %w", from, to, err)
+	}
+	_ = src.Close()
+	return os.Remove(from)
 }
 
 // countEntries counts the entries of the outbox file at path; a missing file holds none.

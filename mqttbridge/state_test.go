@@ -137,6 +137,41 @@ func TestOrphanedOutbox(t *testing.T) {
 		_ = b.Close()
 	})
 
+	t.Run("adopted after a start that ignored it", func(t *testing.T) {
+		dir := t.TempDir()
+		orphan := queueOrphan(t, dir, spelling)
+		led, err := openLedger(ledgerFile(orphan))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := led.putAbort(abortRecord{Printer: "line1", ID: "abort-1", State: StateDone}); err != nil {
+			t.Fatal(err)
+		}
+		_ = led.close()
+		// A start that ignores the orphan makes the controller's own (empty) outbox and ledger.
+		b, err := New(cfg(dir), WithOrphanedOutbox(OrphanPolicy{Ignore: true}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.printers["line1"].ctl.led.putAbort(abortRecord{Printer: "line1", ID: "abort-2", State: StateFailed}); err != nil {
+			t.Fatal(err)
+		}
+		_ = b.Close()
+		b, err = New(cfg(dir), WithOrphanedOutbox(OrphanPolicy{AdoptInto: pl.URL}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		for id, want := range map[string]string{"abort-1": StateDone, "abort-2": StateFailed} {
+			if r, err := b.printers["line1"].ctl.led.abort("line1", id); err != nil || r == nil || r.State != want {
+				t.Errorf("%s after the adoption: %+v, %v; want %s", id, r, err, want)
+			}
+		}
+		if _, err := os.Stat(ledgerFile(orphan)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the orphan's ledger is left behind: %v", err)
+		}
+	})
+
 	t.Run("adopted into a controller with entries", func(t *testing.T) {
 		dir := t.TempDir()
 		queueOrphan(t, dir, spelling)

@@ -146,7 +146,7 @@ func (a *app) outboxCommand() *cobra.Command {
 			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				e, err := ob.Get(args[0])
 				if err != nil {
-					return outboxError("get", args[0], outboxName(db, queueName), err)
+					return bridgeKeyHint(ob, args[0], outboxError("get", args[0], outboxName(db, queueName), err))
 				}
 				return a.printJSON(entryView(e))
 			})
@@ -157,7 +157,7 @@ func (a *app) outboxCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				if err := ob.Cancel(args[0]); err != nil {
-					return outboxError("cancel", args[0], outboxName(db, queueName), err)
+					return bridgeKeyHint(ob, args[0], outboxError("cancel", args[0], outboxName(db, queueName), err))
 				}
 				return a.done("cancelled %s", args[0])
 			})
@@ -168,7 +168,7 @@ func (a *app) outboxCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return with(cmd.Context(), false, func(ob *outbox.Outbox) error {
 				if err := ob.Resend(args[0]); err != nil {
-					return outboxError("resend", args[0], outboxName(db, queueName), err)
+					return bridgeKeyHint(ob, args[0], outboxError("resend", args[0], outboxName(db, queueName), err))
 				}
 				return a.done("%s is pending again; 'run' sends it", args[0])
 			})

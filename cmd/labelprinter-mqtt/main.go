@@ -77,6 +77,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "labelprinter-mqtt:", err)
 		return 2
 	}
+	if err := checkAdopt(*adopt, cfg); err != nil {
+		fmt.Fprintln(stderr, "labelprinter-mqtt:", err)
+		return 2
+	}
 	if *embedded != "" {
 		broker, err := mqttbridge.StartBroker(*embedded, nil)
 		if err != nil {
@@ -116,4 +120,25 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	log.Info("stopped")
 	return 0
+}
+
+// checkAdopt refuses an --adopt-orphaned-outbox that is neither ignore nor the URL (any
+// spelling) of a configured controller, whether or not an outbox is orphaned, so a typo is
+// said at once instead of when a file is orphaned one day.
+func checkAdopt(adopt string, cfg *mqttbridge.Config) error {
+	if adopt == "" || adopt == "ignore" {
+		return nil
+	}
+	words := []string{"ignore"}
+	for _, p := range cfg.Printers {
+		if mqttbridge.NormalizeURL(adopt) == p.URL {
+			return nil
+		}
+		words = append(words, p.URL)
+	}
+	msg := fmt.Sprintf("--adopt-orphaned-outbox: %q is neither ignore nor the url of a configured printer", adopt)
+	if c := suggest.Closest(adopt, words); c != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", c)
+	}
+	return errors.New(msg)
 }

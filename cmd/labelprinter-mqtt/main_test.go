@@ -127,7 +127,7 @@ func TestOrphanedOutboxExit(t *testing.T) {
 	}
 	stderr = syncBuffer{}
 	if code := run(context.Background(), []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", "http://127.0.0.1:7"}, &stderr); code != 2 ||
-		!strings.Contains(stderr.String(), "--adopt-orphaned-outbox: http://127.0.0.1:7 is not the url of a configured printer") {
+		!strings.Contains(stderr.String(), `--adopt-orphaned-outbox: "http://127.0.0.1:7" is neither ignore nor the url of a configured printer`) {
 		t.Errorf("exit %d, %q: want 2 naming the flag's value", code, stderr.String())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -135,5 +135,33 @@ func TestOrphanedOutboxExit(t *testing.T) {
 	stderr = syncBuffer{}
 	if code := run(ctx, []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", "ignore", "--embedded-broker", "127.0.0.1:0"}, &stderr); code != 0 {
 		t.Errorf("exit %d, %q: want a start (and a stop) with the orphan ignored", code, stderr.String())
+	}
+}
+
+// TestAdoptFlagChecked: an --adopt-orphaned-outbox that is neither ignore nor a configured
+// controller's URL exits 2 with the closest valid value, even with no orphaned outbox; any
+// spelling of a configured URL is taken.
+func TestAdoptFlagChecked(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "bridge.yml")
+	_ = os.WriteFile(cfgFile, []byte("broker: {url: \"mqtt://127.0.0.1:1\", client_id: c}\nstate_dir: state\nprinters: [{name: line1, url: \"http://127.0.0.1:8\", printer: line1}]\n"), 0o600)
+	for value, want := range map[string]string{
+		"ignor":              `labelprinter-mqtt: --adopt-orphaned-outbox: "ignor" is neither ignore nor the url of a configured printer (did you mean ignore?)`,
+		"http://127.0.0.1:9": `labelprinter-mqtt: --adopt-orphaned-outbox: "http://127.0.0.1:9" is neither ignore nor the url of a configured printer (did you mean http://127.0.0.1:8?)`,
+	} {
+		var stderr syncBuffer
+		// Were the value taken, the bridge would run: it is stopped after a while.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		code := run(ctx, []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", value}, &stderr)
+		cancel()
+		if code != 2 || stderr.String() != want+"\n" {
+			t.Errorf("%s: exit %d, %q; want 2, %q", value, code, stderr.String(), want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a bridge that starts stops at once
+	var stderr syncBuffer
+	if code := run(ctx, []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", "HTTP://127.0.0.1:8/", "--embedded-broker", "127.0.0.1:0"}, &stderr); code != 0 {
+		t.Errorf("a configured URL in another spelling: exit %d, %q", code, stderr.String())
 	}
 }
