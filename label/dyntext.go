@@ -180,7 +180,13 @@ func (x *expander) code(b []byte, code string, off int, t time.Time) []byte {
 		return append(b, code...)
 	}
 	x.depth++
-	defer func() { x.depth-- }()
+	b = x.fill(b, code, off, t)
+	x.depth--
+	return b
+}
+
+// fill appends the filling of code, one level deeper than its caller's (see code).
+func (x *expander) fill(b []byte, code string, off int, t time.Time) []byte {
 	inner := code[1 : len(code)-1]
 	if len(inner) >= 2 && inner[0] == '{' && inner[len(inner)-1] == '}' && !strings.ContainsAny(inner[1:len(inner)-1], "{};") {
 		col := inner[1 : len(inner)-1]
