@@ -195,6 +195,12 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	if !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = pgMaxConns
 	}
+	if !strings.Contains(dsn, "default_query_exec_mode") {
+		// pgx's default prepares named statements, which live in a session: a pooler in
+		// transaction mode hands the next transaction another session, without them.
+		// Descriptions cached here and unnamed statements keep nothing in the session.
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	}
 	ob := newOutbox(c, o)
 	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, secret: secret, connCfg: cfg.ConnConfig.Copy(), hook: ob.hook(),
 		owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{}}
