@@ -2,9 +2,7 @@ package outbox
 
 import (
 	"context"
-	"crypto/md5"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,7 +107,7 @@ BEGIN
 	IF octet_length(p) > 7900 THEN
 		p := json_build_object('seq', NEW.seq, 'trimmed', true)::text;
 	END IF;
-	PERFORM pg_notify('lpo_' || md5(NEW.queue), p);
+	PERFORM pg_notify('lpo_' || md5(NEW.queue || E'\n' || TG_TABLE_SCHEMA), p);
 	RETURN NULL;
 END
 $$;
@@ -207,8 +205,6 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	if o.clock != nil {
 		s.clock = o.clock
 	}
-	sum := md5.Sum([]byte(queue))
-	s.channel = "lpo_" + hex.EncodeToString(sum[:])
 	s.onChange = func(r *record) {
 		if r.State == Pending {
 			ob.dirty.Store(true) // a new entry, or one resent: the lanes need a look
@@ -387,10 +383,18 @@ func (s *pgStore) setup(ctx context.Context) error {
 	if errors.As(err, &newer) {
 		return err
 	}
-	if err := s.measure(ctx); err != nil {
-		return err
+	if err != nil {
+		return s.fail("creating the outbox tables", err)
 	}
-	return s.fail("creating the outbox tables", err)
+	// Channels are the database's, not a schema's: the queue's is named for its schema too,
+	// so that a queue of the same name in another schema is not heard. The database names it
+	// as the trigger does, in the database's encoding.
+	if err := s.pool.QueryRow(ctx, `SELECT 'lpo_' || md5($1::text || E'\n' || n.nspname) FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'labelprinter_outbox_entries'::regclass`,
+		s.queue).Scan(&s.channel); err != nil {
+		return s.fail("naming the queue's channel", err)
+	}
+	return s.measure(ctx)
 }
 
 var errMissing = errors.New("outbox tables missing")
