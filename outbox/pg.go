@@ -631,13 +631,14 @@ func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*reco
 	return rec, nil
 }
 
-// finish commits the outcome of an entry begin returned, if it is still Sending: a Run that
-// took the lane over meanwhile has made it Unknown, which stays.
+// finish commits the outcome of an entry begin returned, if it is still Sending from that
+// attempt: a Run that took the lane over meanwhile has made it Unknown, which stays, and an
+// entry a person resent since is another attempt's, which this answer is not.
 func (s *pgStore) finish(ctx context.Context, r *record) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `UPDATE labelprinter_outbox_entries SET state = $3, error = $4, response = $5, updated = now()
-			WHERE queue = $1 AND seq = $2 AND state = 'sending' RETURNING updated`,
-			s.queue, int64(r.Seq), string(r.State), r.Error, nullable(r.Response)).Scan(&r.Updated)
+			WHERE queue = $1 AND seq = $2 AND state = 'sending' AND attempts = $6 RETURNING updated`,
+			s.queue, int64(r.Seq), string(r.State), r.Error, nullable(r.Response), r.Attempts).Scan(&r.Updated)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
