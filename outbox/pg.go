@@ -776,7 +776,9 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 }
 
 // take takes printer's lane if its lease is free or ran out, turning the entries its last
-// holder left Sending into Unknown in the same transaction.
+// holder left Sending into Unknown in the same transaction. A lane whose row or Sending
+// entries another transaction has locked is left for the next look: that transaction may be
+// a process frozen in the middle of it, and waiting for it would hold up every other lane.
 func (s *pgStore) take(ctx context.Context, printer string) (unknown []*record, ok bool, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		unknown, ok = nil, false
@@ -786,19 +788,26 @@ func (s *pgStore) take(ctx context.Context, printer string) (unknown []*record, 
 		}
 		var owner string
 		var live bool
-		if err := tx.QueryRow(ctx, `SELECT owner, lease_until > now() FROM labelprinter_outbox_lanes
-			WHERE queue = $1 AND printer = $2 FOR UPDATE`, s.queue, printer).Scan(&owner, &live); err != nil {
+		err := tx.QueryRow(ctx, `SELECT owner, lease_until > now() FROM labelprinter_outbox_lanes
+			WHERE queue = $1 AND printer = $2 FOR UPDATE SKIP LOCKED`, s.queue, printer).Scan(&owner, &live)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // locked by another transaction
+		}
+		if err != nil {
 			return err
 		}
 		if owner != "" && live {
 			return nil // another Run's, after all
 		}
 		rows, err := tx.Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
-			WHERE queue = $1 AND printer = $2 AND state = 'sending' ORDER BY seq FOR UPDATE`, s.queue, printer)
-		if err != nil {
-			return err
+			WHERE queue = $1 AND printer = $2 AND state = 'sending' ORDER BY seq FOR UPDATE NOWAIT`, s.queue, printer)
+		var recs []*record
+		if err == nil {
+			recs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*record, error) { return scanRecord(row) })
 		}
-		recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*record, error) { return scanRecord(row) })
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "55P03" { // lock_not_available
+			return errLaneBusy
+		}
 		if err != nil {
 			return err
 		}
@@ -817,11 +826,17 @@ func (s *pgStore) take(ctx context.Context, printer string) (unknown []*record, 
 		ok = true
 		return nil
 	})
+	if errors.Is(err, errLaneBusy) {
+		return nil, false, nil
+	}
 	if err != nil {
 		return nil, false, s.fail(fmt.Sprintf("taking the lane of printer %q", printer), err)
 	}
 	return unknown, ok, nil
 }
+
+// errLaneBusy ends a take whose entries another transaction has locked.
+var errLaneBusy = errors.New("the lane's entries are locked by another transaction")
 
 // orphan turns entry seq, which this Outbox left Sending in a lane it holds, into Unknown.
 func (s *pgStore) orphan(ctx context.Context, printer string, seq int64) ([]*record, error) {
