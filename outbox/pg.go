@@ -640,7 +640,7 @@ func (s *pgStore) finish(ctx context.Context, r *record) error {
 			WHERE queue = $1 AND seq = $2 AND state = 'sending' AND attempts = $6 RETURNING updated`,
 			s.queue, int64(r.Seq), string(r.State), r.Error, nullable(r.Response), r.Attempts).Scan(&r.Updated)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
+			return errLateOutcome
 		}
 		if err != nil {
 			return err
@@ -649,6 +649,9 @@ func (s *pgStore) finish(ctx context.Context, r *record) error {
 			WHERE queue = $1 AND printer = $2 AND owner = $3 AND in_flight = $4`, s.queue, r.Printer, s.owner, int64(r.Seq))
 		return err
 	})
+	if errors.Is(err, errLateOutcome) {
+		return err
+	}
 	return s.fail(fmt.Sprintf("recording the outcome of %q (%s)", r.ID, r.State), err)
 }
 

@@ -1,7 +1,12 @@
 package outbox
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,8 +54,8 @@ func TestPostgresLateOutcomeAfterResend(t *testing.T) {
 	// A's late answer: Sent.
 	late := *first
 	late.State = Sent
-	if err := sa.finish(ctx, &late); err != nil {
-		t.Fatal(err)
+	if err := sa.finish(ctx, &late); !errors.Is(err, errLateOutcome) {
+		t.Fatalf("the first attempt's late answer: %v, want errLateOutcome", err)
 	}
 	if e, err := b.Get("x"); err != nil || e.State != Sending || e.Attempts != 2 {
 		t.Fatalf("after the first attempt's late answer: %s, %d attempts, %v; want the second attempt's sending", e.State, e.Attempts, err)
@@ -62,5 +67,68 @@ func TestPostgresLateOutcomeAfterResend(t *testing.T) {
 	}
 	if e, err := b.Get("x"); err != nil || e.State != Rejected {
 		t.Errorf("after the second attempt's answer: %s, %v; want rejected", e.State, err)
+	}
+}
+
+// TestPostgresLateAnswerLogged: the answer to a request that was out when another Run took the
+// lane over is logged as a late answer, not as the entry's new state: the entry stays Unknown,
+// and the log line tells the person deciding about it what the printer answered.
+func TestPostgresLateAnswerLogged(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	srv, rec := startSim(t, nil)
+	held, release := make(chan struct{}), make(chan struct{})
+	rec.setOnJob(func(desc string, serve func()) bool {
+		if desc == "first" {
+			close(held)
+			<-release
+		}
+		serve()
+		return true
+	})
+	var logMu sync.Mutex
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	a := openPG(t, dsn, "q", newClient(t, srv.URL), WithLogger(logger))
+	b := openPG(t, dsn, "q", nil)
+	enqueue(t, a, Intent{ID: "first", Printer: "line1", Job: job("first")})
+	running(t, a)
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job did not arrive")
+	}
+	// A's lease runs out while its request is at the printer, and B takes the lane.
+	sqlExec(t, dsn, `UPDATE labelprinter_outbox_lanes SET lease_until = now() - interval '1 second'`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := b.store.(*pgStore).sync(ctx, func(uint64) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := b.Get("first"); e.State != Unknown {
+		t.Fatalf("first after the takeover: %s", e.State)
+	}
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		logMu.Lock()
+		text := logs.String()
+		logMu.Unlock()
+		if strings.Contains(text, "state=sent") {
+			t.Fatalf("the late answer was logged as the entry's state:\n%s", text)
+		}
+		if strings.Contains(text, "answer came after") && strings.Contains(text, "id=first") && strings.Contains(text, "answer=sent") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no line about the late answer:\n%s", text)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if e, _ := b.Get("first"); e.State != Unknown {
+		t.Errorf("first after the late answer: %s, want unknown", e.State)
 	}
 }

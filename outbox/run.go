@@ -509,6 +509,10 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 	final.State, final.Error, final.Response = state, errText, answer
 	final.Updated = o.now().UTC().Round(0)
 	err = o.store.finish(ctx, &final)
+	if errors.Is(err, errLateOutcome) {
+		o.lateOutcome(it, &final)
+		return nil
+	}
 	if err != nil {
 		// The file still says Sending, so a restart makes it Unknown; it must not be sent again.
 		o.release(it, &state)
