@@ -38,6 +38,10 @@ const (
 	// pgMaxConns is the pool's size when the DSN sets none: concurrent Enqueues each need a
 	// connection, and PostgreSQL commits concurrent transactions together.
 	pgMaxConns = 16
+	// pgEnqueueTimeout bounds an Enqueue's work in the database: a server that stops answering
+	// without closing its connections (a host gone without a word, a frozen process) fails it
+	// then, and not at its context's deadline.
+	pgEnqueueTimeout = 10 * time.Second
 )
 
 // WithLeaseTTL sets how long a Run's hold on a printer's lane lasts without renewal on a queue
@@ -168,7 +172,9 @@ type pgStore struct {
 // WithStateChange has to tell in memory until Close, other processes' changes included.
 // Tables of a newer version are refused with an error that says so. No error of the outbox
 // carries the DSN's password. Enqueue fails as soon as the database cannot be reached (a
-// connection attempt is bounded by 5 s when the DSN sets no connect_timeout).
+// connection attempt is bounded by 5 s when the DSN sets no connect_timeout), and within 10 s
+// when the server stops answering without closing its connections, saying whether the entry
+// may have been stored.
 func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client, opts ...Option) (*Outbox, error) {
 	if ctx == nil {
 		return nil, invalid("OpenPostgres", "nil context")
@@ -478,14 +484,33 @@ func (s *pgStore) lookup(ctx context.Context, id string) (*record, error) {
 // add inserts r in one statement; an ID already there (pruned or not) adds nothing. Two adds
 // of one ID at once: the second waits for the first to commit and then finds its entry.
 func (s *pgStore) add(ctx context.Context, r *record) (*record, bool, error) {
-	stored, err := scanRecord(s.pool.QueryRow(ctx, `INSERT INTO labelprinter_outbox_entries
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, pgEnqueueTimeout)
+	defer cancel()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		what := "storing the entry: nothing was stored"
+		if ctx.Err() != nil && parent.Err() == nil {
+			what = fmt.Sprintf("storing the entry: no answer within %v; nothing was stored", pgEnqueueTimeout)
+		}
+		return nil, false, s.fail(what, err)
+	}
+	stored, err := scanRecord(conn.QueryRow(ctx, `INSERT INTO labelprinter_outbox_entries
 		(queue, id, printer, kind, job, expire_after, state, attempts, error)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, 0, '')
 		ON CONFLICT (queue, id) DO NOTHING RETURNING `+pgCols,
 		s.queue, r.ID, r.Printer, r.Kind, nullable(r.Job), int64(r.ExpireAfter), string(r.State)))
+	conn.Release()
 	if err == nil {
 		s.tellNew(ctx, stored)
 		return stored, true, nil
+	}
+	if ctx.Err() != nil && parent.Err() == nil {
+		what := fmt.Sprintf("storing the entry: no answer within %v; it may or may not be stored (Enqueue the same ID again to find out)", pgEnqueueTimeout)
+		if pgconn.SafeToRetry(err) {
+			what = fmt.Sprintf("storing the entry: no answer within %v; nothing was stored", pgEnqueueTimeout)
+		}
+		return nil, false, s.fail(what, err)
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, s.fail("storing the entry", err)
