@@ -14,11 +14,7 @@ import (
 // down it returns the database's error (without the password) once nothing is in flight,
 // instead of waiting for the database until its context ends, as Run does.
 func TestPostgresDrainDatabaseDown(t *testing.T) {
-	srvPG, err := pgtest.Start()
-	if err != nil {
-		t.Skipf("no PostgreSQL of its own (%v)", err)
-	}
-	defer srvPG.Stop()
+	srvPG := pgtest.Own(t)
 	const pw = "Drain-pw-7"
 	srv, rec := startSim(t, nil)
 	ob := openPG(t, pgtest.WithParam(srvPG.AdminDSN(), "password", pw), "q", newClient(t, srv.URL))
@@ -27,7 +23,7 @@ func TestPostgresDrainDatabaseDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	start := time.Now()
-	err = ob.Drain(ctx)
+	err := ob.Drain(ctx)
 	took := time.Since(start)
 	if err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Drain with the database down: %v after %v", err, took)

@@ -19,11 +19,7 @@ import (
 // Enqueue within the outbox's bound, not at its context's deadline, and the error says whether
 // the entry may have been stored.
 func TestPostgresEnqueueServerSilent(t *testing.T) {
-	srvPG, err := pgtest.Start()
-	if err != nil {
-		t.Skipf("no PostgreSQL of its own (%v)", err)
-	}
-	defer srvPG.Stop()
+	srvPG := pgtest.Own(t)
 	ob := openPG(t, srvPG.AdminDSN(), "q", nil)
 	enqueue(t, ob, Intent{ID: "before", Printer: "line1", Job: job("before")})
 	var dir string
