@@ -754,7 +754,7 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 		return st, s.fail("looking for lanes", err)
 	}
 	for _, p := range free {
-		unknown, ok, err := s.take(ctx, p)
+		unknown, ok, err := s.take(ctx, p, inFlight)
 		if err != nil {
 			return st, err
 		}
@@ -807,7 +807,11 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 // holder left Sending into Unknown in the same transaction. A lane whose row or Sending
 // entries another transaction has locked is left for the next look: that transaction may be
 // a process frozen in the middle of it, and waiting for it would hold up every other lane.
-func (s *pgStore) take(ctx context.Context, printer string) (unknown []*record, ok bool, err error) {
+//
+// A lane whose lease this Outbox itself let lapse, and that nobody took since, keeps the
+// entries whose request this Outbox has on its way (inFlight) Sending: no one else delivered
+// the lane meanwhile, and their answers come here.
+func (s *pgStore) take(ctx context.Context, printer string, inFlight func(seq uint64) bool) (unknown []*record, ok bool, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		unknown, ok = nil, false
 		if _, err := tx.Exec(ctx, `INSERT INTO labelprinter_outbox_lanes (queue, printer) VALUES ($1, $2)
@@ -840,13 +844,16 @@ func (s *pgStore) take(ctx context.Context, printer string) (unknown []*record, 
 			return err
 		}
 		for _, r := range recs {
+			if owner == s.owner && inFlight(r.Seq) {
+				continue
+			}
 			orphaned(r, r.Updated)
 			if err := save(ctx, tx, s.queue, r); err != nil {
 				return err
 			}
+			unknown = append(unknown, r)
 		}
-		unknown = recs
-		if _, err := tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET owner = $3, in_flight = NULL,
+		if _, err := tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET owner = $3, in_flight = CASE WHEN owner = $3 THEN in_flight END,
 			lease_until = now() + $4 * interval '1 microsecond' WHERE queue = $1 AND printer = $2`,
 			s.queue, printer, s.owner, s.ttl.Microseconds()); err != nil {
 			return err

@@ -77,6 +77,8 @@ func TestPostgresLateAnswerLogged(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	srv, rec := startSim(t, nil)
 	held, release := make(chan struct{}), make(chan struct{})
+	releaseJob := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseJob) // before the simulator's Close, which waits for the held job
 	rec.setOnJob(func(desc string, serve func()) bool {
 		if desc == "first" {
 			close(held)
@@ -101,17 +103,19 @@ func TestPostgresLateAnswerLogged(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the job did not arrive")
 	}
-	// A's lease runs out while its request is at the printer, and B takes the lane.
-	sqlExec(t, dsn, `UPDATE labelprinter_outbox_lanes SET lease_until = now() - interval '1 second'`)
+	// A's lease runs out while its request is at the printer, and B takes the lane: B's look at
+	// it finds the entry Sending with no request of its own on the way.
+	sb := b.store.(*pgStore)
+	sqlExec(t, dsn, `UPDATE labelprinter_outbox_lanes SET owner = $1, lease_until = now() + interval '1 hour'`, sb.owner)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := b.store.(*pgStore).sync(ctx, func(uint64) bool { return false }); err != nil {
+	if _, err := sb.sync(ctx, func(uint64) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	if e, _ := b.Get("first"); e.State != Unknown {
 		t.Fatalf("first after the takeover: %s", e.State)
 	}
-	close(release)
+	releaseJob()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		logMu.Lock()
@@ -130,5 +134,56 @@ func TestPostgresLateAnswerLogged(t *testing.T) {
 	}
 	if e, _ := b.Get("first"); e.State != Unknown {
 		t.Errorf("first after the late answer: %s, want unknown", e.State)
+	}
+}
+
+// TestPostgresOwnLapsedLeaseKeepsInFlight: a Run whose own lease lapsed while its request was
+// out (a pause shorter than a takeover, a slow database) and that takes the lane back before
+// anyone else did, keeps that request's entry Sending and commits its answer: nobody else
+// delivered the lane meanwhile, so there is nothing to doubt.
+func TestPostgresOwnLapsedLeaseKeepsInFlight(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	srv, rec := startSim(t, nil)
+	held, release := make(chan struct{}), make(chan struct{})
+	releaseJob := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseJob) // before the simulator's Close, which waits for the held job
+	rec.setOnJob(func(desc string, serve func()) bool {
+		if desc == "first" {
+			close(held)
+			<-release
+		}
+		serve()
+		return true
+	})
+	a := openPG(t, dsn, "q", newClient(t, srv.URL), WithLeaseTTL(time.Second))
+	enqueue(t, a, Intent{ID: "first", Printer: "line1", Job: job("first")})
+	running(t, a)
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job did not arrive")
+	}
+	sqlExec(t, dsn, `UPDATE labelprinter_outbox_lanes SET lease_until = now() - interval '1 second'`)
+	// A's next look at the lanes (within a quarter of the TTL) takes the lane back.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var live bool
+		if err := a.store.(*pgStore).pool.QueryRow(context.Background(),
+			`SELECT lease_until > now() FROM labelprinter_outbox_lanes WHERE printer = 'line1'`).Scan(&live); err != nil {
+			t.Fatal(err)
+		}
+		if live {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lane was not taken back")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	releaseJob()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if e, err := a.Wait(ctx, "first"); err != nil || e.State != Sent {
+		t.Errorf("first: %s, %v; want sent", e.State, err)
 	}
 }
