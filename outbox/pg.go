@@ -2,9 +2,7 @@ package outbox
 
 import (
 	"context"
-	"crypto/md5"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +38,10 @@ const (
 	// pgMaxConns is the pool's size when the DSN sets none: concurrent Enqueues each need a
 	// connection, and PostgreSQL commits concurrent transactions together.
 	pgMaxConns = 16
+	// pgEnqueueTimeout bounds an Enqueue's work in the database: a server that stops answering
+	// without closing its connections (a host gone without a word, a frozen process) fails it
+	// then, and not at its context's deadline.
+	pgEnqueueTimeout = 10 * time.Second
 )
 
 // WithLeaseTTL sets how long a Run's hold on a printer's lane lasts without renewal on a queue
@@ -109,7 +111,7 @@ BEGIN
 	IF octet_length(p) > 7900 THEN
 		p := json_build_object('seq', NEW.seq, 'trimmed', true)::text;
 	END IF;
-	PERFORM pg_notify('lpo_' || md5(NEW.queue), p);
+	PERFORM pg_notify('lpo_' || md5(NEW.queue || E'\n' || TG_TABLE_SCHEMA), p);
 	RETURN NULL;
 END
 $$;
@@ -170,7 +172,9 @@ type pgStore struct {
 // WithStateChange has to tell in memory until Close, other processes' changes included.
 // Tables of a newer version are refused with an error that says so. No error of the outbox
 // carries the DSN's password. Enqueue fails as soon as the database cannot be reached (a
-// connection attempt is bounded by 5 s when the DSN sets no connect_timeout).
+// connection attempt is bounded by 5 s when the DSN sets no connect_timeout), and within 10 s
+// when the server stops answering without closing its connections, saying whether the entry
+// may have been stored.
 func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client, opts ...Option) (*Outbox, error) {
 	if ctx == nil {
 		return nil, invalid("OpenPostgres", "nil context")
@@ -195,14 +199,18 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	if !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = pgMaxConns
 	}
+	if !strings.Contains(dsn, "default_query_exec_mode") {
+		// pgx's default prepares named statements, which live in a session: a pooler in
+		// transaction mode hands the next transaction another session, without them.
+		// Descriptions cached here and unnamed statements keep nothing in the session.
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	}
 	ob := newOutbox(c, o)
 	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, secret: secret, connCfg: cfg.ConnConfig.Copy(), hook: ob.hook(),
 		owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{}}
 	if o.clock != nil {
 		s.clock = o.clock
 	}
-	sum := md5.Sum([]byte(queue))
-	s.channel = "lpo_" + hex.EncodeToString(sum[:])
 	s.onChange = func(r *record) {
 		if r.State == Pending {
 			ob.dirty.Store(true) // a new entry, or one resent: the lanes need a look
@@ -381,10 +389,18 @@ func (s *pgStore) setup(ctx context.Context) error {
 	if errors.As(err, &newer) {
 		return err
 	}
-	if err := s.measure(ctx); err != nil {
-		return err
+	if err != nil {
+		return s.fail("creating the outbox tables", err)
 	}
-	return s.fail("creating the outbox tables", err)
+	// Channels are the database's, not a schema's: the queue's is named for its schema too,
+	// so that a queue of the same name in another schema is not heard. The database names it
+	// as the trigger does, in the database's encoding.
+	if err := s.pool.QueryRow(ctx, `SELECT 'lpo_' || md5($1::text || E'\n' || n.nspname) FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'labelprinter_outbox_entries'::regclass`,
+		s.queue).Scan(&s.channel); err != nil {
+		return s.fail("naming the queue's channel", err)
+	}
+	return s.measure(ctx)
 }
 
 var errMissing = errors.New("outbox tables missing")
@@ -468,14 +484,33 @@ func (s *pgStore) lookup(ctx context.Context, id string) (*record, error) {
 // add inserts r in one statement; an ID already there (pruned or not) adds nothing. Two adds
 // of one ID at once: the second waits for the first to commit and then finds its entry.
 func (s *pgStore) add(ctx context.Context, r *record) (*record, bool, error) {
-	stored, err := scanRecord(s.pool.QueryRow(ctx, `INSERT INTO labelprinter_outbox_entries
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, pgEnqueueTimeout)
+	defer cancel()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		what := "storing the entry: nothing was stored"
+		if ctx.Err() != nil && parent.Err() == nil {
+			what = fmt.Sprintf("storing the entry: no answer within %v; nothing was stored", pgEnqueueTimeout)
+		}
+		return nil, false, s.fail(what, err)
+	}
+	stored, err := scanRecord(conn.QueryRow(ctx, `INSERT INTO labelprinter_outbox_entries
 		(queue, id, printer, kind, job, expire_after, state, attempts, error)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, 0, '')
 		ON CONFLICT (queue, id) DO NOTHING RETURNING `+pgCols,
 		s.queue, r.ID, r.Printer, r.Kind, nullable(r.Job), int64(r.ExpireAfter), string(r.State)))
+	conn.Release()
 	if err == nil {
 		s.tellNew(ctx, stored)
 		return stored, true, nil
+	}
+	if ctx.Err() != nil && parent.Err() == nil {
+		what := fmt.Sprintf("storing the entry: no answer within %v; it may or may not be stored (Enqueue the same ID again to find out)", pgEnqueueTimeout)
+		if pgconn.SafeToRetry(err) {
+			what = fmt.Sprintf("storing the entry: no answer within %v; nothing was stored", pgEnqueueTimeout)
+		}
+		return nil, false, s.fail(what, err)
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, s.fail("storing the entry", err)
@@ -621,15 +656,16 @@ func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*reco
 	return rec, nil
 }
 
-// finish commits the outcome of an entry begin returned, if it is still Sending: a Run that
-// took the lane over meanwhile has made it Unknown, which stays.
+// finish commits the outcome of an entry begin returned, if it is still Sending from that
+// attempt: a Run that took the lane over meanwhile has made it Unknown, which stays, and an
+// entry a person resent since is another attempt's, which this answer is not.
 func (s *pgStore) finish(ctx context.Context, r *record) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `UPDATE labelprinter_outbox_entries SET state = $3, error = $4, response = $5, updated = now()
-			WHERE queue = $1 AND seq = $2 AND state = 'sending' RETURNING updated`,
-			s.queue, int64(r.Seq), string(r.State), r.Error, nullable(r.Response)).Scan(&r.Updated)
+			WHERE queue = $1 AND seq = $2 AND state = 'sending' AND attempts = $6 RETURNING updated`,
+			s.queue, int64(r.Seq), string(r.State), r.Error, nullable(r.Response), r.Attempts).Scan(&r.Updated)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
+			return errLateOutcome
 		}
 		if err != nil {
 			return err
@@ -638,6 +674,9 @@ func (s *pgStore) finish(ctx context.Context, r *record) error {
 			WHERE queue = $1 AND printer = $2 AND owner = $3 AND in_flight = $4`, s.queue, r.Printer, s.owner, int64(r.Seq))
 		return err
 	})
+	if errors.Is(err, errLateOutcome) {
+		return err
+	}
 	return s.fail(fmt.Sprintf("recording the outcome of %q (%s)", r.ID, r.State), err)
 }
 
@@ -715,7 +754,7 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 		return st, s.fail("looking for lanes", err)
 	}
 	for _, p := range free {
-		unknown, ok, err := s.take(ctx, p)
+		unknown, ok, err := s.take(ctx, p, inFlight)
 		if err != nil {
 			return st, err
 		}
@@ -765,8 +804,14 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 }
 
 // take takes printer's lane if its lease is free or ran out, turning the entries its last
-// holder left Sending into Unknown in the same transaction.
-func (s *pgStore) take(ctx context.Context, printer string) (unknown []*record, ok bool, err error) {
+// holder left Sending into Unknown in the same transaction. A lane whose row or Sending
+// entries another transaction has locked is left for the next look: that transaction may be
+// a process frozen in the middle of it, and waiting for it would hold up every other lane.
+//
+// A lane whose lease this Outbox itself let lapse, and that nobody took since, keeps the
+// entries whose request this Outbox has on its way (inFlight) Sending: no one else delivered
+// the lane meanwhile, and their answers come here.
+func (s *pgStore) take(ctx context.Context, printer string, inFlight func(seq uint64) bool) (unknown []*record, ok bool, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		unknown, ok = nil, false
 		if _, err := tx.Exec(ctx, `INSERT INTO labelprinter_outbox_lanes (queue, printer) VALUES ($1, $2)
@@ -775,30 +820,40 @@ func (s *pgStore) take(ctx context.Context, printer string) (unknown []*record, 
 		}
 		var owner string
 		var live bool
-		if err := tx.QueryRow(ctx, `SELECT owner, lease_until > now() FROM labelprinter_outbox_lanes
-			WHERE queue = $1 AND printer = $2 FOR UPDATE`, s.queue, printer).Scan(&owner, &live); err != nil {
+		err := tx.QueryRow(ctx, `SELECT owner, lease_until > now() FROM labelprinter_outbox_lanes
+			WHERE queue = $1 AND printer = $2 FOR UPDATE SKIP LOCKED`, s.queue, printer).Scan(&owner, &live)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // locked by another transaction
+		}
+		if err != nil {
 			return err
 		}
 		if owner != "" && live {
 			return nil // another Run's, after all
 		}
 		rows, err := tx.Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
-			WHERE queue = $1 AND printer = $2 AND state = 'sending' ORDER BY seq FOR UPDATE`, s.queue, printer)
-		if err != nil {
-			return err
+			WHERE queue = $1 AND printer = $2 AND state = 'sending' ORDER BY seq FOR UPDATE NOWAIT`, s.queue, printer)
+		var recs []*record
+		if err == nil {
+			recs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (*record, error) { return scanRecord(row) })
 		}
-		recs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*record, error) { return scanRecord(row) })
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "55P03" { // lock_not_available
+			return errLaneBusy
+		}
 		if err != nil {
 			return err
 		}
 		for _, r := range recs {
+			if owner == s.owner && inFlight(r.Seq) {
+				continue
+			}
 			orphaned(r, r.Updated)
 			if err := save(ctx, tx, s.queue, r); err != nil {
 				return err
 			}
+			unknown = append(unknown, r)
 		}
-		unknown = recs
-		if _, err := tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET owner = $3, in_flight = NULL,
+		if _, err := tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET owner = $3, in_flight = CASE WHEN owner = $3 THEN in_flight END,
 			lease_until = now() + $4 * interval '1 microsecond' WHERE queue = $1 AND printer = $2`,
 			s.queue, printer, s.owner, s.ttl.Microseconds()); err != nil {
 			return err
@@ -806,11 +861,17 @@ func (s *pgStore) take(ctx context.Context, printer string) (unknown []*record, 
 		ok = true
 		return nil
 	})
+	if errors.Is(err, errLaneBusy) {
+		return nil, false, nil
+	}
 	if err != nil {
 		return nil, false, s.fail(fmt.Sprintf("taking the lane of printer %q", printer), err)
 	}
 	return unknown, ok, nil
 }
+
+// errLaneBusy ends a take whose entries another transaction has locked.
+var errLaneBusy = errors.New("the lane's entries are locked by another transaction")
 
 // orphan turns entry seq, which this Outbox left Sending in a lane it holds, into Unknown.
 func (s *pgStore) orphan(ctx context.Context, printer string, seq int64) ([]*record, error) {

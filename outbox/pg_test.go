@@ -312,11 +312,7 @@ func TestPostgresPasswordRedacted(t *testing.T) {
 // TestPostgresOutage: with the database down, Enqueue fails at once and says nothing was
 // stored, Run waits it out; once it is back, nothing is lost and nothing is sent twice.
 func TestPostgresOutage(t *testing.T) {
-	srvPG, err := pgtest.Start()
-	if err != nil {
-		t.Skipf("no PostgreSQL of its own (%v)", err)
-	}
-	defer srvPG.Stop()
+	srvPG := pgtest.Own(t)
 	dsn := pgtest.WithParam(srvPG.AdminDSN(), "password", "Outage-pw-9")
 	srv, rec := startSim(t, nil)
 	var logMu sync.Mutex
@@ -335,7 +331,7 @@ func TestPostgresOutage(t *testing.T) {
 	srvPG.StopServer(t)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	_, err = ob.Enqueue(ctx, Intent{ID: "during", Printer: "line1", Job: job("during")})
+	_, err := ob.Enqueue(ctx, Intent{ID: "during", Printer: "line1", Job: job("during")})
 	cancel()
 	if err == nil {
 		t.Fatal("Enqueue with the database down: no error")

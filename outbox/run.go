@@ -133,7 +133,8 @@ func (o *Outbox) Run(ctx context.Context) error { return o.run(ctx, "Run", false
 // Pending again) when it returns. ctx, Close and a failure of the file end it as they end Run,
 // except that it returns ctx's error (or, after Close, an error) when it had not drained. On
 // a queue in PostgreSQL it delivers the printers it can take; those another live Run holds
-// are that Run's, and stay as they are.
+// are that Run's, and stay as they are. A failure of the database ends it with that error, as
+// a failure of the file does, where Run waits it out.
 func (o *Outbox) Drain(ctx context.Context) error { return o.run(ctx, "Drain", true) }
 
 func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
@@ -201,20 +202,28 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 	if shared != nil {
 		defer o.leaveLanes(shared)
 	}
+	stop := func() {
+		if !stopping {
+			stopping = true
+			ctxDone, closing = nil, nil // both stay ready; stop selecting them
+			grace = time.AfterFunc(settleGrace, cancelReqs)
+		}
+	}
 	storeFailed := func(err error) {
+		if drain {
+			// A batch job must end: Drain returns the database's failure, as it does the file's.
+			if fatal == nil {
+				fatal = err
+			}
+			stop()
+			return
+		}
 		dbFails++
 		storeDown = time.Now().Add(min(100*time.Millisecond<<min(dbFails-1, 6), 5*time.Second))
 		nextSync = storeDown
 		if o.log != nil {
 			o.log.LogAttrs(context.Background(), slog.LevelWarn, "outbox: the database failed; retrying",
 				slog.String("error", err.Error()), slog.Time("retry", storeDown))
-		}
-	}
-	stop := func() {
-		if !stopping {
-			stopping = true
-			ctxDone, closing = nil, nil // both stay ready; stop selecting them
-			grace = time.AfterFunc(settleGrace, cancelReqs)
 		}
 	}
 	for {
@@ -509,6 +518,10 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 	final.State, final.Error, final.Response = state, errText, answer
 	final.Updated = o.now().UTC().Round(0)
 	err = o.store.finish(ctx, &final)
+	if errors.Is(err, errLateOutcome) {
+		o.lateOutcome(it, &final)
+		return nil
+	}
 	if err != nil {
 		// The file still says Sending, so a restart makes it Unknown; it must not be sent again.
 		o.release(it, &state)

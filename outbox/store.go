@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -57,6 +58,11 @@ type sharedStore interface {
 	// flush returns once every change committed before it was told.
 	flush()
 }
+
+// errLateOutcome is finish's error for an answer that came too late to be committed: the entry
+// is no longer Sending from this attempt, since another Run took its lane over (or a person
+// resent it) while the request was out. Nothing was written.
+var errLateOutcome = errors.New("the entry is no longer this attempt's")
 
 // tombstone is what stays of a pruned entry, under its ID.
 type tombstone struct {

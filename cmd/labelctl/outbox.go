@@ -33,7 +33,7 @@ func (a *app) outboxCommand() *cobra.Command {
 			"With --db postgres://... the outbox is the queue --queue-name in that PostgreSQL database,\n" +
 			"which any number of 'run's and 'enqueue's, on any number of machines, may use at once.",
 	}
-	cmd.PersistentFlags().StringVar(&db, "db", a.env("LABELPRINTER_OUTBOX"), "outbox file, or a postgres:// URL (env LABELPRINTER_OUTBOX)")
+	cmd.PersistentFlags().StringVar(&db, "db", a.env("LABELPRINTER_OUTBOX"), "outbox file, or a PostgreSQL database: postgres://... or host=... dbname=... (env LABELPRINTER_OUTBOX)")
 	cmd.PersistentFlags().StringVar(&queueName, "queue-name", "default", "the queue in the PostgreSQL database of --db postgres://...")
 
 	// open opens the outbox named by --db; with a client for run. Only enqueue creates the
@@ -272,9 +272,10 @@ func (a *app) outboxCommand() *cobra.Command {
 	return cmd
 }
 
-// isPostgres reports whether --db names a PostgreSQL database rather than a file.
+// isPostgres reports whether --db names a PostgreSQL database rather than a file: a URL, or
+// a keyword/value connection string.
 func isPostgres(db string) bool {
-	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") || isKeywordDSN(db)
 }
 
 // outboxName is the outbox as run names it: the file, or the queue and the database without
@@ -282,6 +283,9 @@ func isPostgres(db string) bool {
 func outboxName(db, queue string) string {
 	if !isPostgres(db) {
 		return db
+	}
+	if isKeywordDSN(db) {
+		return fmt.Sprintf("queue %q of %s", queue, redactKeywordDSN(db))
 	}
 	if u, err := url.Parse(db); err == nil {
 		q := u.Query()

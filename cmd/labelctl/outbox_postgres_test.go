@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -134,5 +137,35 @@ func TestOutboxDrainCountsItsOwn(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "sent      1  by this run") || !strings.Contains(out.String(), "unknown   0") {
 		t.Errorf("summary:\n%s", out.String())
+	}
+}
+
+// TestOutboxPostgresKeywordDSN: --db in libpq's keyword/value form is a PostgreSQL database
+// too, not an outbox file of that name; its password appears in no output.
+func TestOutboxPostgresKeywordDSN(t *testing.T) {
+	const pw = "Sekr1t-kw"
+	down := map[string]string{"LABELPRINTER_OUTBOX": "host=127.0.0.1 port=1 user=lp password=" + pw + " dbname=plant connect_timeout=2"}
+	for _, args := range [][]string{{"outbox", "list"}, {"outbox", "--queue-name", "line2", "list"}} {
+		r := cli(t, context.Background(), down, "", args...)
+		if r.code != 1 || strings.Contains(r.stdout+r.stderr, pw) || !strings.Contains(r.stderr, "PostgreSQL") {
+			t.Errorf("%v on a database that is down: exit %d, %q", args, r.code, r.stderr)
+		}
+	}
+	u, err := url.Parse(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kw := fmt.Sprintf("host=%s port=%s user=%s dbname=%s search_path=%s password=%s",
+		u.Hostname(), u.Port(), u.User.Username(), strings.TrimPrefix(u.Path, "/"), u.Query().Get("search_path"), pw)
+	srv := startSim(t)
+	env := map[string]string{"LABELPRINTER_URL": srv.URL, "LABELPRINTER_PRINTER": "line1", "LABELPRINTER_OUTBOX": kw}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	r := cli(t, context.Background(), env, "", "outbox", "enqueue", "--id", "kw-1", "--label", "MEDIUM").ok(t)
+	if r = cli(t, context.Background(), env, "", "outbox", "list").ok(t); !strings.Contains(r.stdout, "kw-1") || strings.Contains(r.stdout, pw) {
+		t.Errorf("list: %q", r.stdout)
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 0 {
+		t.Errorf("enqueue made a file of the DSN: %v", files[0].Name())
 	}
 }

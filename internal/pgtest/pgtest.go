@@ -80,6 +80,18 @@ func DSN(t testing.TB) string {
 	return Shared(t).NewSchema(t)
 }
 
+// Own starts a server of t's own, which t may stop and start again, stopped when t ends; it
+// skips t (fails it with LABELPRINTER_REQUIRE_POSTGRES=1) when it cannot, as Shared does.
+func Own(t testing.TB) *Server {
+	t.Helper()
+	s, err := Start()
+	if err != nil {
+		unavailable(t, err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
 // Stop stops the shared server, if this package started it. TestMain calls it once the tests
 // are done.
 func Stop() {
