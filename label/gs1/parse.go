@@ -92,7 +92,10 @@ func ParseRaw(s string) ([]Element, error) {
 	return els, nil
 }
 
-// Bracketed writes elements as "(01)09501101530003(10)AB12", a "(" in a value as "\(".
+// Bracketed writes elements as "(01)09501101530003(10)AB12", a "(" in a value as "\(". GS1's
+// bracketed syntax has no escape for a backslash, so a value ending in one, followed by
+// another element, reads back differently; no GS1 character set holds a backslash, so Check
+// refuses such a value anyway.
 func Bracketed(els []Element) string {
 	var b strings.Builder
 	for _, el := range els {
