@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labelprinter/go-labelprinter/internal/pgconf"
 	"github.com/labelprinter/go-labelprinter/outbox"
 )
 
@@ -91,6 +92,7 @@ func openPair(ctx context.Context, cfg *Config) (*pair, error) {
 		pc.ConnConfig.ConnectTimeout = pgTimeout
 	}
 	pc.MaxConns = 4
+	pgconf.NoSessionStatements(pc, dsn)
 	host, _ := os.Hostname()
 	p := &pair{dsn: dsn, secret: secret, clientID: cfg.Broker.ClientID, ttl: cfg.Outbox.LeaseTTL, now: time.Now,
 		owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:10])}

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/pgconf"
 )
 
 // This file holds the PostgreSQL store: one queue of a database that any number of Outboxes,
@@ -199,12 +200,7 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	if !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = pgMaxConns
 	}
-	if !strings.Contains(dsn, "default_query_exec_mode") {
-		// pgx's default prepares named statements, which live in a session: a pooler in
-		// transaction mode hands the next transaction another session, without them.
-		// Descriptions cached here and unnamed statements keep nothing in the session.
-		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
-	}
+	pgconf.NoSessionStatements(cfg, dsn)
 	ob := newOutbox(c, o)
 	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, secret: secret, connCfg: cfg.ConnConfig.Copy(), hook: ob.hook(),
 		owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{}}
