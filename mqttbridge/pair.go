@@ -139,7 +139,9 @@ func (p *pair) fail(what string, err error) error {
 	return errors.New(msg)
 }
 
-func (p *pair) close() { p.pool.Close() }
+// close closes the pool, waiting at most a second: a database that does not answer must not
+// hold up the end of Run (a lease not given up runs out on its own).
+func (p *pair) close() { pgconf.Close(p.pool, time.Second) }
 
 // acquire takes the lease if it is free or ran out. It returns whether this bridge now holds
 // it, and otherwise who does and how long its lease still runs by the database's clock.

@@ -3,6 +3,7 @@ package pgconf
 
 import (
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,5 +17,23 @@ import (
 func NoSessionStatements(cfg *pgxpool.Config, dsn string) {
 	if !strings.Contains(dsn, "default_query_exec_mode") {
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	}
+}
+
+// Close closes pool and returns once it is closed or after wait, whichever comes first; the
+// pool finishes closing on its own after that. Closing an idle connection takes no answer
+// from the server, but one cut off in a query is closed after a cancel request to the server,
+// which pgx waits for up to 15 s: a server that does not answer must not hold up the caller.
+func Close(pool *pgxpool.Pool, wait time.Duration) {
+	closed := make(chan struct{})
+	go func() {
+		pool.Close()
+		close(closed)
+	}()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-closed:
+	case <-t.C:
 	}
 }
