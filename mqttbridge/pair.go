@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labelprinter/go-labelprinter/internal/pgconf"
 	"github.com/labelprinter/go-labelprinter/outbox"
 )
 
@@ -91,6 +92,7 @@ func openPair(ctx context.Context, cfg *Config) (*pair, error) {
 		pc.ConnConfig.ConnectTimeout = pgTimeout
 	}
 	pc.MaxConns = 4
+	pgconf.NoSessionStatements(pc, dsn)
 	host, _ := os.Hostname()
 	p := &pair{dsn: dsn, secret: secret, clientID: cfg.Broker.ClientID, ttl: cfg.Outbox.LeaseTTL, now: time.Now,
 		owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:10])}
@@ -137,7 +139,9 @@ func (p *pair) fail(what string, err error) error {
 	return errors.New(msg)
 }
 
-func (p *pair) close() { p.pool.Close() }
+// close closes the pool, waiting at most a second: a database that does not answer must not
+// hold up the end of Run (a lease not given up runs out on its own).
+func (p *pair) close() { pgconf.Close(p.pool, time.Second) }
 
 // acquire takes the lease if it is free or ran out. It returns whether this bridge now holds
 // it, and otherwise who does and how long its lease still runs by the database's clock.

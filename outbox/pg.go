@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/pgconf"
 )
 
 // This file holds the PostgreSQL store: one queue of a database that any number of Outboxes,
@@ -131,8 +132,11 @@ type pgStore struct {
 	ttl    time.Duration
 	secret []string // what to take out of every error: the password, as written and as sent
 
-	offset atomic.Int64     // the database's clock minus this host's, in ns
-	clock  func() time.Time // this host's clock: time.Now, but for tests
+	offset atomic.Int64 // the database's clock minus this host's, in ns
+	// unanswered: giving up the leases at the end of a Run timed out; Close does not wait
+	// for the database again.
+	unanswered atomic.Bool
+	clock      func() time.Time // this host's clock: time.Now, but for tests
 
 	// The listener: a connection of its own that LISTENs on the queue's channel.
 	connCfg  *pgx.ConnConfig
@@ -199,12 +203,7 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	if !strings.Contains(dsn, "pool_max_conns") {
 		cfg.MaxConns = pgMaxConns
 	}
-	if !strings.Contains(dsn, "default_query_exec_mode") {
-		// pgx's default prepares named statements, which live in a session: a pooler in
-		// transaction mode hands the next transaction another session, without them.
-		// Descriptions cached here and unnamed statements keep nothing in the session.
-		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
-	}
+	pgconf.NoSessionStatements(cfg, dsn)
 	ob := newOutbox(c, o)
 	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, secret: secret, connCfg: cfg.ConnConfig.Copy(), hook: ob.hook(),
 		owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{}}
@@ -419,6 +418,7 @@ func (s *pgStore) measure(ctx context.Context) error {
 	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&db); err != nil {
 		return s.fail("reading the clock", err)
 	}
+	s.unanswered.Store(false) // the database answers again
 	after := s.clock()
 	mid := before.Add(after.Sub(before) / 2)
 	s.offset.Store(int64(db.Sub(mid)))
@@ -906,6 +906,9 @@ func (s *pgStore) orphan(ctx context.Context, printer string, seq int64) ([]*rec
 func (s *pgStore) release(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET owner = '', lease_until = '-infinity'
 		WHERE queue = $1 AND owner = $2`, s.queue, s.owner)
+	if err != nil && ctx.Err() != nil {
+		s.unanswered.Store(true) // Close's flush would wait for it in vain
+	}
 	return s.fail("giving up leases", err)
 }
 
@@ -1072,6 +1075,9 @@ func (s *pgStore) tellNew(ctx context.Context, r *record) {
 // flush returns once the listener has heard every change committed before it was called
 // (notifications come in commit order), or after a few seconds without the database.
 func (s *pgStore) flush() {
+	if s.unanswered.Load() {
+		return
+	}
 	token := "flush " + rand.Text()
 	c := make(chan struct{})
 	s.flushMu.Lock()
@@ -1093,6 +1099,10 @@ func (s *pgStore) flush() {
 func (s *pgStore) close() error {
 	s.stopL()
 	<-s.lDone
-	s.pool.Close()
+	pgconf.Close(s.pool, poolCloseWait)
 	return nil
 }
+
+// poolCloseWait bounds how long Close waits for the pool's connections to close: a server
+// that does not answer must not hold up Close.
+const poolCloseWait = time.Second

@@ -331,6 +331,17 @@ func minTime(a, b time.Time) time.Time {
 func (o *Outbox) syncLanes(ctx context.Context, s sharedStore) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
+	// A look the database does not answer must not hold up the end of Run, and Close with it:
+	// the end of ctx or Close cuts it short (a lease it may have taken just runs out).
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	go func() {
+		select {
+		case <-o.closing:
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
 	st, err := s.sync(sctx, func(seq uint64) bool {
 		o.mu.Lock()
 		defer o.mu.Unlock()
@@ -370,11 +381,16 @@ func (o *Outbox) syncLanes(ctx context.Context, s sharedStore) error {
 	return nil
 }
 
+// releaseTimeout bounds giving up the lanes' leases at the end of a Run: it is best effort, as
+// a lease not given up runs out on its own, and a database that does not answer must not hold
+// up Close.
+const releaseTimeout = 2 * time.Second
+
 // leaveLanes ends a Run on a shared store: it gives up the leases, so that another Run may
 // take the lanes at once. The index stays, with the back-off of the entries that failed: the
 // next Run's first look at the lanes drops what is no longer this Outbox's.
 func (o *Outbox) leaveLanes(s sharedStore) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	if err := s.release(ctx); err != nil && o.log != nil {
 		o.log.LogAttrs(ctx, slog.LevelWarn, "outbox: giving up the lanes' leases failed; they run out on their own",

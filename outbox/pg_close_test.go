@@ -1,0 +1,81 @@
+package outbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
+)
+
+// TestPostgresCloseServerSilent: a server that stops answering without closing its
+// connections does not hold up Close: Run's look at the lanes is cut short, giving up the
+// leases is best effort (a lease not given up runs out on its own), and Close returns within
+// a few seconds, Run with it.
+func TestPostgresCloseServerSilent(t *testing.T) {
+	srvPG := pgtest.Own(t)
+	srv, _ := startSim(t, nil)
+	ob := openPG(t, srvPG.AdminDSN(), "q", newClient(t, srv.URL))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- ob.Run(ctx) }()
+	enqueue(t, ob, Intent{ID: "before", Printer: "line1", Job: job("before")})
+	ctxW, cancelW := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancelW()
+	if e, err := ob.Wait(ctxW, "before"); err != nil || e.State != Sent {
+		t.Fatalf("before: %+v, %v", e, err)
+	}
+
+	var dir string
+	if err := ob.store.(*pgStore).pool.QueryRow(ctxW, `SELECT setting FROM pg_settings WHERE name = 'data_directory'`).Scan(&dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(dir + "/postmaster.pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command("pgrep", "-P", strconv.Itoa(pid)).Output()
+	pids := []int{pid}
+	for _, f := range strings.Fields(string(out)) {
+		if p, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, p)
+		}
+	}
+	for _, p := range pids {
+		if err := syscall.Kill(p, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() {
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGCONT)
+		}
+	}()
+	// Past a poll: Run now waits for the database's answer to its look at the lanes.
+	time.Sleep(1500 * time.Millisecond)
+	closed := make(chan error, 1)
+	start := time.Now()
+	go func() { closed <- ob.Close() }()
+	select {
+	case err := <-closed:
+		t.Logf("Close with the server silent returned %v after %v", err, time.Since(start).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close with the server silent did not return within 5 s")
+	}
+	select {
+	case err := <-ran:
+		t.Logf("Run returned %v", err)
+	case <-time.After(time.Second):
+		t.Fatal("Run did not return after Close returned")
+	}
+}
