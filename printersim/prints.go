@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"time"
 )
 
@@ -141,11 +140,8 @@ type printList struct {
 }
 
 func (s *Simulator) uiPrints(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	p, ok := s.printers[r.PathValue("name")]
+	p, ok := s.lockPrinter(w, r)
 	if !ok {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "no printer "+strconv.Quote(r.PathValue("name")))
 		return
 	}
 	recs := make([]*printRecord, len(p.prints))

@@ -335,11 +335,8 @@ func (s *Simulator) uiPrinters(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Simulator) uiPrinter(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	p, ok := s.printers[r.PathValue("name")]
+	p, ok := s.lockPrinter(w, r)
 	if !ok {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "no printer "+strconv.Quote(r.PathValue("name")))
 		return
 	}
 	st := printerState{Name: p.name, Counters: p.counters, Triggers: p.triggerN, Queue: []jobState{}}
@@ -463,11 +460,8 @@ func (s *Simulator) uiPicture(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "a print's picture is {n}.png, n from 1, not "+strconv.Quote(file))
 		return
 	}
-	s.mu.Lock()
-	p, ok := s.printers[r.PathValue("name")]
+	p, ok := s.lockPrinter(w, r)
 	if !ok {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "no printer "+strconv.Quote(r.PathValue("name")))
 		return
 	}
 	var rec *printRecord
@@ -516,4 +510,16 @@ func (s *Simulator) uiPicture(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "private, no-cache")
 	w.Header().Set("ETag", etag)
 	_, _ = w.Write(png)
+}
+
+// lockPrinter locks s and returns the printer the request's path names, for a /ui/ handler
+// that then unlocks s; with no such printer it answers 404 and leaves s unlocked.
+func (s *Simulator) lockPrinter(w http.ResponseWriter, r *http.Request) (*printer, bool) {
+	s.mu.Lock()
+	p, ok := s.printers[r.PathValue("name")]
+	if !ok {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, "no printer "+strconv.Quote(r.PathValue("name")))
+	}
+	return p, ok
 }
