@@ -2,11 +2,6 @@ package outbox
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,35 +27,7 @@ func TestPostgresCloseServerSilent(t *testing.T) {
 		t.Fatalf("before: %+v, %v", e, err)
 	}
 
-	var dir string
-	if err := ob.store.(*pgStore).pool.QueryRow(ctxW, `SELECT setting FROM pg_settings WHERE name = 'data_directory'`).Scan(&dir); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(dir + "/postmaster.pid")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := exec.Command("pgrep", "-P", strconv.Itoa(pid)).Output()
-	pids := []int{pid}
-	for _, f := range strings.Fields(string(out)) {
-		if p, err := strconv.Atoi(f); err == nil {
-			pids = append(pids, p)
-		}
-	}
-	for _, p := range pids {
-		if err := syscall.Kill(p, syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
-	}
-	defer func() {
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGCONT)
-		}
-	}()
+	defer freezeServer(t, ob)()
 	// Past a poll: Run now waits for the database's answer to its look at the lanes.
 	time.Sleep(1500 * time.Millisecond)
 	closed := make(chan error, 1)

@@ -22,6 +22,30 @@ func TestPostgresEnqueueServerSilent(t *testing.T) {
 	srvPG := pgtest.Own(t)
 	ob := openPG(t, srvPG.AdminDSN(), "q", nil)
 	enqueue(t, ob, Intent{ID: "before", Printer: "line1", Job: job("before")})
+	defer freezeServer(t, ob)()
+	time.Sleep(1100 * time.Millisecond) // the pool's connections idle, as between two orders
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	_, err := ob.Enqueue(ctx, Intent{ID: "during", Printer: "line1", Job: job("during")})
+	took := time.Since(start)
+	if err == nil || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		t.Fatalf("Enqueue with the server silent: %v after %v", err, took)
+	}
+	if took > 2*pgEnqueueTimeout {
+		t.Errorf("Enqueue with the server silent took %v: %v", took, err)
+	}
+	if !strings.Contains(err.Error(), "no answer") {
+		t.Errorf("the error does not say the database did not answer: %v", err)
+	}
+	t.Logf("%v after %v", err, took.Round(time.Millisecond))
+}
+
+// freezeServer stops (SIGSTOP) the PostgreSQL server ob is connected to, postmaster and
+// backends, without closing a connection: a server that no longer answers. The function it
+// returns lets the server go on.
+func freezeServer(t *testing.T, ob *Outbox) (thaw func()) {
+	t.Helper()
 	var dir string
 	if err := ob.store.(*pgStore).pool.QueryRow(context.Background(), `SELECT setting FROM pg_settings WHERE name = 'data_directory'`).Scan(&dir); err != nil {
 		t.Fatal(err)
@@ -46,25 +70,9 @@ func TestPostgresEnqueueServerSilent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	defer func() {
+	return func() {
 		for _, p := range pids {
 			_ = syscall.Kill(p, syscall.SIGCONT)
 		}
-	}()
-	time.Sleep(1100 * time.Millisecond) // the pool's connections idle, as between two orders
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	start := time.Now()
-	_, err = ob.Enqueue(ctx, Intent{ID: "during", Printer: "line1", Job: job("during")})
-	took := time.Since(start)
-	if err == nil || errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-		t.Fatalf("Enqueue with the server silent: %v after %v", err, took)
 	}
-	if took > 2*pgEnqueueTimeout {
-		t.Errorf("Enqueue with the server silent took %v: %v", took, err)
-	}
-	if !strings.Contains(err.Error(), "no answer") {
-		t.Errorf("the error does not say the database did not answer: %v", err)
-	}
-	t.Logf("%v after %v", err, took.Round(time.Millisecond))
 }
