@@ -62,9 +62,12 @@ func TestPairLeaseLost(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("the bridge kept running after losing its lease")
 	}
-	if last := w.last(onlineTopic(prefix)); last == nil || string(last.Payload) != "offline" {
-		t.Errorf("after the lease was lost, %s is not offline (the Will)", onlineTopic(prefix))
-	}
+	// The broker publishes the Will once it has the DISCONNECT, and the watcher gets it a
+	// moment later: Run may return first.
+	eventually(t, "the Will: "+onlineTopic(prefix)+" offline after the lease was lost", func() bool {
+		last := w.last(onlineTopic(prefix))
+		return last != nil && string(last.Payload) == "offline"
+	})
 	s.send(cmdTopic("p1", "printJob"), printJobCmd("after"))
 	time.Sleep(500 * time.Millisecond)
 	if n := pl.printed("after"); n != 0 {
