@@ -18,6 +18,10 @@
 // says whether a cancelled request had been written: not before a connection was got for it,
 // written once the transport reported it, and maybe in between.
 //
+// BoundToWrite is Bound for a call whose answer is still wanted after the lease ends (an
+// outbox records it, or logs it for the person deciding about the entry): a request written
+// in time is left to finish; only what was not written is cut off.
+//
 // A Lease ends once: after the deadline has passed or Lose, no renewal revives it, and the
 // holder starts again from an acquire.
 package fence
@@ -161,9 +165,34 @@ func (l *Lease) expired() bool {
 // against the deadline where they leave (see the package doc). One request at a time per
 // context: the check follows one connection. Call.End releases it.
 func (l *Lease) Bound(parent context.Context) (context.Context, *Call) {
+	return l.bound(parent, false)
+}
+
+// BoundToWrite is Bound for a call whose answer is wanted even after the lease ends: the lease
+// bounds when its requests may be written, not how long their answers may take. When the lease
+// ends (expired or lost), the context is cancelled unless the call's request in flight was
+// written already; that request is left to finish and bring its answer, and any further
+// attempt of the call (a retry of the SDK's) is cancelled before it dials, as under Bound.
+// Cancelling a written request would not call it back; it would only lose what the printer
+// answered.
+func (l *Lease) BoundToWrite(parent context.Context) (context.Context, *Call) {
+	return l.bound(parent, true)
+}
+
+func (l *Lease) bound(parent context.Context, keepWritten bool) (context.Context, *Call) {
 	ctx, cancel := context.WithCancelCause(parent)
 	c := &Call{cancel: cancel}
-	c.stop = context.AfterFunc(l.ctx, func() { cancel(context.Cause(l.ctx)) })
+	c.stop = context.AfterFunc(l.ctx, func() {
+		if keepWritten {
+			c.mu.Lock()
+			written := c.last == WasWritten
+			c.mu.Unlock()
+			if written {
+				return
+			}
+		}
+		cancel(context.Cause(l.ctx))
+	})
 	fenced := func() bool {
 		if !l.expired() {
 			return false
