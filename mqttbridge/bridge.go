@@ -73,6 +73,10 @@ type Bridge struct {
 	// pair is the database a pair of bridges shares; nil with state_dir.
 	pair   *pair
 	fenced atomic.Bool // the lease was lost: leave the broker with the Will, publish nothing
+	// takeover tells a broker session taken over by another process from an outage; taken
+	// holds the error that stopped the bridge for it.
+	takeover takeoverWatch
+	taken    atomic.Pointer[error]
 
 	ran      atomic.Bool
 	stopping atomic.Bool
@@ -174,6 +178,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		waiting:  map[entryKey]*waiter{},
 		replies:  map[entryKey]reply{},
 		aborting: map[*printer]chan struct{}{},
+		takeover: takeoverWatch{clientID: cfg.Broker.ClientID},
 	}
 	b.pub = newPublisher(b.log)
 	var err error
@@ -308,7 +313,9 @@ func (b *Bridge) Close() error {
 // outages. When ctx ends it stops taking commands (those not yet taken stay unacknowledged
 // with the broker, and the subscription stays), lets print jobs in flight finish or become
 // unknown, publishes their results and "offline", disconnects and returns nil. Run may be
-// called once.
+// called once. When another connection with broker.client_id takes the broker session, Run
+// stops at once without reconnecting or publishing "offline" (the other process is online)
+// and returns an error wrapping [ErrSessionTakenOver].
 func (b *Bridge) Run(ctx context.Context) error {
 	if ctx == nil {
 		return errors.New("mqttbridge.Run: nil context")
@@ -322,13 +329,17 @@ func (b *Bridge) Run(ctx context.Context) error {
 	return b.bridge(ctx)
 }
 
-// bridge connects to the broker and bridges until ctx ends.
+// bridge connects to the broker and bridges until ctx ends, or until another connection
+// takes its session (then it returns that error).
 func (b *Bridge) bridge(ctx context.Context) error {
 	serverURL, err := url.Parse(b.cfg.Broker.URL)
 	if err != nil {
 		b.closeOutboxes()
 		return fieldErr("broker.url", "not a URL")
 	}
+	// A session taken over stops the bridge as the end of ctx does.
+	ctx, takenOver := context.WithCancel(ctx)
+	defer takenOver()
 	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConn()
 	zero := uint32(0)
@@ -355,6 +366,7 @@ func (b *Bridge) bridge(ctx context.Context) error {
 			return &paho.Disconnect{ReasonCode: 0}
 		},
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+			b.takeover.up(time.Now())
 			b.mu.Lock()
 			b.lost = make(chan struct{})
 			b.mu.Unlock()
@@ -362,6 +374,13 @@ func (b *Bridge) bridge(ctx context.Context) error {
 			go b.connected(connCtx, cm)
 		},
 		OnConnectionDown: func() bool {
+			if err := b.takeover.down(time.Now()); err != nil {
+				b.log.Error("the broker session was taken over; stopping, not reconnecting",
+					"client_id", b.cfg.Broker.ClientID, "err", err)
+				b.taken.Store(&err)
+				takenOver()
+				return false
+			}
 			b.log.Warn("connection to the broker lost; reconnecting")
 			return true
 		},
@@ -372,8 +391,11 @@ func (b *Bridge) bridge(ctx context.Context) error {
 			ClientID: b.cfg.Broker.ClientID,
 			// Both say the connection is gone, before paho has shut it down (which waits for
 			// the command being handled).
-			OnClientError:      func(error) { b.connectionLost() },
-			OnServerDisconnect: func(*paho.Disconnect) { b.connectionLost() },
+			OnClientError: func(error) { b.connectionLost() },
+			OnServerDisconnect: func(d *paho.Disconnect) {
+				b.takeover.serverDisconnect(d.ReasonCode)
+				b.connectionLost()
+			},
 			// Counts each message's tries, so one the broker disconnects over is dropped.
 			Session:                    b.pub.store.sess,
 			EnableManualAcknowledgment: true,
@@ -417,6 +439,7 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	// Stop taking commands: a command not yet taken stays unacknowledged with the broker.
 	b.stopping.Store(true)
 	fenced := b.fenced.Load()
+	taken := b.taken.Load()
 	if fenced {
 		// Off the broker at once, before the lease can have run out: the commands taken
 		// and not acknowledged go to the next bridge, which finds them in the shared outbox.
@@ -448,7 +471,7 @@ func (b *Bridge) bridge(ctx context.Context) error {
 		_ = ctl.led.close()
 		_ = ctl.client.Close()
 	}
-	if !fenced {
+	if !fenced && taken == nil {
 		offline := &message{topic: onlineTopic(b.cfg.TopicPrefix), payload: []byte("offline"), retain: true, done: make(chan struct{})}
 		b.pub.push(offline)
 		grace := time.NewTimer(stopGrace)
@@ -467,6 +490,9 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	defer cancel()
 	_ = cm.Disconnect(dctx)
 	_ = b.pub.store.sess.Close()
+	if taken != nil {
+		return *taken
+	}
 	return nil
 }
 

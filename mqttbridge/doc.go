@@ -44,5 +44,12 @@
 // dies. A bridge that cannot renew its lease leaves the broker with its Will before the lease
 // runs out, executes nothing more, and Run returns [ErrLeaseLost].
 //
+// # One process per client id
+//
+// Two processes with one broker client id take the session from each other without end. A
+// bridge whose session another connection took (DISCONNECT reason 0x8E, or, from brokers that
+// close the connection without a word, 10 connections in a row closed within 2 s of being
+// accepted) stops at once without reconnecting, and Run returns [ErrSessionTakenOver].
+//
 // [StartBroker] runs an MQTT broker in the process, for trying the bridge out and for tests.
 package mqttbridge
