@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
 )
@@ -167,7 +168,9 @@ func (o *Outbox) wakeWaiters(recs []*record) {
 
 // Wait returns the entry with id once it is in a state that changes no more without a person:
 // Sent, Rejected, Expired, Cancelled or Unknown; at once if it already is. It does not read the
-// file while it waits: the commits of Run, Cancel and Resend wake it. An ID the outbox does not
+// file while it waits: the commits of Run, Cancel and Resend wake it. On a queue in PostgreSQL
+// the notifications of every process's commits wake it, and it reads the entry at least every
+// 2 s besides, so a notification that never comes delays it by 2 s at most. An ID the outbox does not
 // hold is ErrNotFound; when ctx ends first, ctx's error; when the Outbox is closed meanwhile,
 // an error saying so. Wait on an entry nothing delivers (no Run) lasts until ctx ends.
 func (o *Outbox) Wait(ctx context.Context, id string) (Entry, error) {
@@ -188,15 +191,33 @@ func (o *Outbox) Wait(ctx context.Context, id string) (Entry, error) {
 			o.unwait(id, c)
 			return e, err
 		}
-		select {
-		case <-c:
-		case <-ctx.Done():
-			o.unwait(id, c)
-			return Entry{}, ctx.Err()
-		case <-o.closing:
-			o.unwait(id, c)
-			return Entry{}, errClosed
+		if err := o.waitWake(ctx, id, c); err != nil {
+			return Entry{}, err
 		}
+	}
+}
+
+// waitWake waits until c is closed (a commit changed entry id) or, on a queue in PostgreSQL,
+// o.recheck has passed; ctx's error or errClosed when they end the wait first.
+func (o *Outbox) waitWake(ctx context.Context, id string, c chan struct{}) error {
+	var recheck <-chan time.Time
+	if o.recheck > 0 {
+		t := time.NewTimer(o.recheck)
+		defer t.Stop()
+		recheck = t.C
+	}
+	select {
+	case <-c:
+		return nil
+	case <-recheck:
+		o.unwait(id, c) // and read it again
+		return nil
+	case <-ctx.Done():
+		o.unwait(id, c)
+		return ctx.Err()
+	case <-o.closing:
+		o.unwait(id, c)
+		return errClosed
 	}
 }
 

@@ -170,6 +170,11 @@ type options struct {
 	retry    time.Duration
 	logger   *slog.Logger
 	onChange func(Entry)
+	// Of a queue in PostgreSQL: the listen DSN, and how long OpenPostgres waits for its own
+	// notification (0: pgProbeWait; negative: it does not check, for tests of a listener
+	// that hears nothing).
+	listenDSN string
+	probeWait time.Duration
 }
 
 // WithRetryInterval sets the first wait before resending a Pending entry after a failure
@@ -209,6 +214,9 @@ type Outbox struct {
 
 	commits atomic.Int64
 	notify  *notifier // nil without WithStateChange
+	// recheck is how often a Wait reads its entry while nothing wakes it; 0: never, for the
+	// file, whose commits always do.
+	recheck time.Duration
 	// dirty says a shared store's lanes need a look before the next claim: an entry was
 	// added or resent elsewhere.
 	dirty atomic.Bool

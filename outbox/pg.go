@@ -138,24 +138,27 @@ type pgStore struct {
 	unanswered atomic.Bool
 	clock      func() time.Time // this host's clock: time.Now, but for tests
 
-	// The listener: a connection of its own that LISTENs on the queue's channel.
-	connCfg  *pgx.ConnConfig
-	channel  string
-	hook     commitHook
-	onChange func(r *record) // wakes Run
-	gap      func()          // notifications may have been missed: wake every Wait and Run
-	stopL    context.CancelFunc
-	lDone    chan struct{}
-	ready    chan error // the first LISTEN's outcome
-	told     uint64     // changes told, the listener's count
-	flushMu  sync.Mutex
-	flushing map[string]chan struct{} // sentinels in flight, by payload
+	// The listener: a connection of its own that LISTENs on the queue's channel, to the
+	// listen DSN when there is one (pg_listen.go).
+	connCfg   *pgx.ConnConfig
+	listenDSN bool
+	channel   string
+	hook      commitHook
+	onChange  func(r *record) // wakes Run
+	gap       func()          // notifications may have been missed: wake every Wait and Run
+	stopL     context.CancelFunc
+	lDone     chan struct{}
+	ready     chan error // the first LISTEN's outcome
+	told      uint64     // changes told, the listener's count
+	flushMu   sync.Mutex
+	flushing  map[string]chan struct{} // sentinels in flight, by payload
 	// Of the listener only: when it began (the database's time), the entries whose Pending
 	// it told, and those it told ahead of their own notification.
 	since    time.Time
 	newTold  map[uint64]bool
 	newOrder []uint64
 	early    map[uint64]bool
+	toldState
 }
 
 // OpenPostgres opens the outbox queue named queue in the PostgreSQL database at dsn (a URL
@@ -174,6 +177,13 @@ type pgStore struct {
 // LISTEN/NOTIFY, each entry's changes in order and all but new entries' in commit order (a
 // new entry is told just after its commit); an Outbox that never runs keeps what
 // WithStateChange has to tell in memory until Close, other processes' changes included.
+// OpenPostgres checks that a notification it sends itself comes back within 3 s (one round
+// trip when it does); a DSN through a pooler in transaction mode, which does not carry
+// LISTEN, is refused with an error matching ErrNoNotifications unless WithListenDSN gives a
+// connection that hears it. Nothing waits on a notification alone: Wait reads its entry at
+// least every 2 s, and a change this Outbox commits whose notification has not come within a
+// second is read back and told to WithStateChange then (the entry as it is by then: a state
+// in between may be skipped, but none is told twice or after a later one).
 // Tables of a newer version are refused with an error that says so. No error of the outbox
 // carries the DSN's password. Enqueue fails as soon as the database cannot be reached (a
 // connection attempt is bounded by 5 s when the DSN sets no connect_timeout), and within 10 s
@@ -204,9 +214,23 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 		cfg.MaxConns = pgMaxConns
 	}
 	pgconf.NoSessionStatements(cfg, dsn)
+	connCfg := cfg.ConnConfig.Copy()
+	if o.listenDSN != "" {
+		lcfg, lsecret, err := parseDSN(o.listenDSN)
+		if err != nil {
+			return nil, fmt.Errorf("outbox.WithListenDSN: %w", err)
+		}
+		if lcfg.ConnConfig.ConnectTimeout == 0 {
+			lcfg.ConnConfig.ConnectTimeout = pgConnectTimeout
+		}
+		connCfg = lcfg.ConnConfig
+		secret = append(secret, lsecret...)
+	}
 	ob := newOutbox(c, o)
-	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, secret: secret, connCfg: cfg.ConnConfig.Copy(), hook: ob.hook(),
-		owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{}}
+	ob.recheck = pgRecheck
+	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, secret: secret, connCfg: connCfg, listenDSN: o.listenDSN != "", hook: ob.hook(),
+		owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{},
+		toldState: toldState{toldAt: map[uint64]time.Time{}, unheard: map[uint64]unheard{}}}
 	if o.clock != nil {
 		s.clock = o.clock
 	}
@@ -231,7 +255,11 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	}
 	s.hook.first(1)
 	s.since = s.clock().Add(time.Duration(s.offset.Load()) - time.Second) // a second's margin for the clocks' measure
-	if err := s.listen(); err != nil {
+	probe := pgProbeWait
+	if o.probeWait != 0 {
+		probe = o.probeWait
+	}
+	if err := s.listen(probe); err != nil {
 		s.pool.Close()
 		return nil, err
 	}
@@ -540,10 +568,12 @@ func (s *pgStore) list(ctx context.Context, states []State) ([]*record, error) {
 }
 
 // save writes what the rules change of r: its state, attempts, error and answer, with the
-// database's time.
+// database's time. Each change of an entry has a later Updated than the one before, even
+// when its transaction began before that one committed: the listener tells an entry's changes
+// by it (pg_listen.go).
 func save(ctx context.Context, tx pgx.Tx, queue string, r *record) error {
 	return tx.QueryRow(ctx, `UPDATE labelprinter_outbox_entries SET state = $3, attempts = $4, error = $5,
-		response = $6, updated = now() WHERE queue = $1 AND seq = $2 RETURNING updated`,
+		response = $6, updated = greatest(now(), updated + interval '1 microsecond') WHERE queue = $1 AND seq = $2 RETURNING updated`,
 		queue, int64(r.Seq), string(r.State), r.Attempts, r.Error, nullable(r.Response)).Scan(&r.Updated)
 }
 
@@ -574,6 +604,7 @@ func (s *pgStore) change(ctx context.Context, id string, _ time.Time, f func(*re
 	if err != nil {
 		return nil, s.fail("changing "+fmt.Sprintf("%q", id), err)
 	}
+	s.expect(done)
 	return done, nil
 }
 
@@ -611,6 +642,7 @@ func (s *pgStore) expire(ctx context.Context, items []*item, _ time.Time, f func
 	if err != nil {
 		return nil, s.fail("recording expired entries", err)
 	}
+	s.expect(changed...)
 	return changed, nil
 }
 
@@ -653,6 +685,7 @@ func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*reco
 	if err != nil {
 		return nil, s.fail(fmt.Sprintf("recording %q as sending", it.id), err)
 	}
+	s.expect(rec)
 	return rec, nil
 }
 
@@ -676,6 +709,9 @@ func (s *pgStore) finish(ctx context.Context, r *record) error {
 	})
 	if errors.Is(err, errLateOutcome) {
 		return err
+	}
+	if err == nil {
+		s.expect(r)
 	}
 	return s.fail(fmt.Sprintf("recording the outcome of %q (%s)", r.ID, r.State), err)
 }
@@ -867,6 +903,7 @@ func (s *pgStore) take(ctx context.Context, printer string, inFlight func(seq ui
 	if err != nil {
 		return nil, false, s.fail(fmt.Sprintf("taking the lane of printer %q", printer), err)
 	}
+	s.expect(unknown...)
 	return unknown, ok, nil
 }
 
@@ -898,6 +935,9 @@ func (s *pgStore) orphan(ctx context.Context, printer string, seq int64) ([]*rec
 		out = append(out, r)
 		return nil
 	})
+	if err == nil {
+		s.expect(out...)
+	}
 	return out, s.fail("recording an entry left sending as unknown", err)
 }
 
@@ -910,190 +950,6 @@ func (s *pgStore) release(ctx context.Context) error {
 		s.unanswered.Store(true) // Close's flush would wait for it in vain
 	}
 	return s.fail("giving up leases", err)
-}
-
-// listen starts the listener and returns once it LISTENs (or could not).
-func (s *pgStore) listen() error {
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stopL = cancel
-	s.lDone = make(chan struct{})
-	s.ready = make(chan error, 1)
-	go s.listenLoop(ctx)
-	if err := <-s.ready; err != nil {
-		cancel()
-		<-s.lDone
-		return err
-	}
-	return nil
-}
-
-// listenLoop hands every change the queue's channel tells to the Outbox, in the order the
-// changes were committed; a lost connection is made again, with back-off, and every Wait and
-// Run is woken then, since changes may have gone unheard meanwhile.
-func (s *pgStore) listenLoop(ctx context.Context) {
-	defer close(s.lDone)
-	first := true
-	wait := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		conn, err := s.connectListener(ctx)
-		if first {
-			s.ready <- err
-			if err != nil {
-				return
-			}
-			first = false
-		} else if err == nil {
-			s.gap()
-		}
-		if err != nil {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-			wait = min(wait*2, 5*time.Second)
-			continue
-		}
-		wait = 100 * time.Millisecond
-		for {
-			n, err := conn.WaitForNotification(ctx)
-			if err != nil {
-				break
-			}
-			s.told++
-			s.heard(ctx, n.Payload)
-		}
-		_ = conn.Close(context.Background())
-	}
-}
-
-func (s *pgStore) connectListener(ctx context.Context) (*pgx.Conn, error) {
-	cctx, cancel := context.WithTimeout(ctx, pgConnectTimeout+time.Second)
-	defer cancel()
-	conn, err := pgx.ConnectConfig(cctx, s.connCfg)
-	if err != nil {
-		return nil, s.fail("connecting", err)
-	}
-	if _, err := conn.Exec(cctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
-		_ = conn.Close(context.Background())
-		return nil, s.fail("listening", err)
-	}
-	return conn, nil
-}
-
-// heard hands one notification's change to the Outbox.
-func (s *pgStore) heard(ctx context.Context, payload string) {
-	if strings.HasPrefix(payload, "flush ") {
-		s.flushMu.Lock()
-		if c := s.flushing[payload]; c != nil {
-			close(c)
-			delete(s.flushing, payload)
-		}
-		s.flushMu.Unlock()
-		s.told-- // not a change
-		return
-	}
-	var r record
-	if err := json.Unmarshal([]byte(payload), &r); err != nil {
-		s.told--
-		return
-	}
-	var flags struct {
-		Trimmed bool `json:"trimmed"`
-		New     bool `json:"new"`
-	}
-	_ = json.Unmarshal([]byte(payload), &flags)
-	if flags.New && s.early[r.Seq] {
-		// Its Pending was told already, ahead of a later change that came first.
-		delete(s.early, r.Seq)
-		s.told--
-		return
-	}
-	if flags.Trimmed {
-		// Too long to be told whole: read back what it is now.
-		rctx, cancel := context.WithTimeout(ctx, opTimeout)
-		got, err := scanRecord(s.pool.QueryRow(rctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries WHERE queue = $1 AND seq = $2`, s.queue, int64(r.Seq)))
-		cancel()
-		if err != nil {
-			s.told--
-			return
-		}
-		r = *got
-	}
-	r.Enqueued, r.Updated = r.Enqueued.UTC(), r.Updated.UTC()
-	if string(r.Job) == "null" {
-		r.Job = nil
-	}
-	if string(r.Response) == "null" {
-		r.Response = nil
-	}
-	if flags.New {
-		s.remember(r.Seq)
-	} else if !s.newTold[r.Seq] && r.Enqueued.After(s.since) {
-		// A change of an entry whose Pending has not been told yet (it is told just after
-		// its commit, and a Run can be quicker): the entry's changes are told in order, so
-		// its Pending goes first.
-		first := r
-		first.State, first.Attempts, first.Error, first.Response, first.Updated = Pending, 0, "", nil, r.Enqueued
-		s.hook.committed(s.told, []*record{&first})
-		s.told++
-		s.remember(r.Seq)
-		s.early[r.Seq] = true
-	}
-	s.hook.committed(s.told, []*record{&r})
-	s.onChange(&r)
-}
-
-// remember notes that the Pending of seq was told, keeping the last 65536.
-func (s *pgStore) remember(seq uint64) {
-	if s.newTold[seq] {
-		return
-	}
-	s.newTold[seq] = true
-	s.newOrder = append(s.newOrder, seq)
-	if len(s.newOrder) > 1<<16 {
-		delete(s.newTold, s.newOrder[0])
-		delete(s.early, s.newOrder[0])
-		s.newOrder = s.newOrder[1:]
-	}
-}
-
-// tellNew tells the queue's listeners of r, just added, in a transaction of its own that
-// writes nothing durable: it does not wait for the disk, so its lock on notifications is
-// short. A failure loses only the wake-up; Runs look at the lanes on their own.
-func (s *pgStore) tellNew(ctx context.Context, r *record) {
-	payload, err := json.Marshal(struct {
-		*record
-		New bool `json:"new"`
-	}{r, true})
-	if err != nil || len(payload) > 7900 {
-		payload = fmt.Appendf(nil, `{"seq":%d,"trimmed":true,"new":true}`, r.Seq)
-	}
-	_, _ = s.pool.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, s.channel, string(payload))
-}
-
-// flush returns once the listener has heard every change committed before it was called
-// (notifications come in commit order), or after a few seconds without the database.
-func (s *pgStore) flush() {
-	if s.unanswered.Load() {
-		return
-	}
-	token := "flush " + rand.Text()
-	c := make(chan struct{})
-	s.flushMu.Lock()
-	s.flushing[token] = c
-	s.flushMu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, token); err == nil {
-		select {
-		case <-c:
-		case <-ctx.Done():
-		}
-	}
-	s.flushMu.Lock()
-	delete(s.flushing, token)
-	s.flushMu.Unlock()
 }
 
 func (s *pgStore) close() error {

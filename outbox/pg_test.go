@@ -384,6 +384,7 @@ func TestPostgresPendingToldFirst(t *testing.T) {
 	var got []string
 	var ids []uint64
 	s := &pgStore{newTold: map[uint64]bool{}, early: map[uint64]bool{}, since: time.Now().Add(-time.Minute),
+		toldState: toldState{toldAt: map[uint64]time.Time{}, unheard: map[uint64]unheard{}},
 		hook: commitHook{committed: func(id uint64, recs []*record) {
 			ids = append(ids, id)
 			for _, r := range recs {
@@ -392,19 +393,19 @@ func TestPostgresPendingToldFirst(t *testing.T) {
 		}},
 		onChange: func(*record) {}}
 	now := time.Now().UTC()
-	payload := func(state State, attempts int, isNew bool) string {
+	// Each change of an entry has a later Updated than the one before.
+	payload := func(state State, attempts int, isNew bool, later time.Duration) string {
 		b, err := json.Marshal(struct {
 			*record
 			New bool `json:"new,omitempty"`
 		}{&record{Seq: 7, ID: "x", Printer: "line1", Job: json.RawMessage(`{"labelName":"L"}`), ExpireAfter: time.Hour,
-			State: state, Attempts: attempts, Enqueued: now, Updated: now}, isNew})
+			State: state, Attempts: attempts, Enqueued: now, Updated: now.Add(later)}, isNew})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return string(b)
 	}
-	for _, p := range []string{payload(Sending, 1, false), payload(Pending, 0, true), payload(Sent, 1, false)} {
-		s.told++
+	for _, p := range []string{payload(Sending, 1, false, time.Millisecond), payload(Pending, 0, true, 0), payload(Sent, 1, false, 2*time.Millisecond)} {
 		s.heard(context.Background(), p)
 	}
 	if want := []string{"x pending 0", "x sending 1", "x sent 1"}; !slices.Equal(got, want) {
