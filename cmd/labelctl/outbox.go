@@ -23,7 +23,7 @@ import (
 // outboxCommand is "labelctl outbox": print intents kept in a local file until the printer has
 // them, sent at most once, with the doubtful ones left for an operator to settle.
 func (a *app) outboxCommand() *cobra.Command {
-	var db, queueName string
+	var db, queueName, listenDB string
 	cmd := &cobra.Command{
 		Use:   "outbox",
 		Short: "Queue print jobs in a local file and deliver them at most once (see Unknown ones with list)",
@@ -35,6 +35,7 @@ func (a *app) outboxCommand() *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", a.env("LABELPRINTER_OUTBOX"), "outbox file, or a PostgreSQL database: postgres://... or host=... dbname=... (env LABELPRINTER_OUTBOX)")
 	cmd.PersistentFlags().StringVar(&queueName, "queue-name", "default", "the queue in the PostgreSQL database of --db postgres://...")
+	cmd.PersistentFlags().StringVar(&listenDB, "listen-db", "", "with a --db through a pooler in transaction mode (PgBouncer), the same database reached directly: postgres://... for the notifications")
 
 	// open opens the outbox named by --db; with a client for run. Only enqueue creates the
 	// file: for every other command a missing file is a typo, and an empty outbox made from it
@@ -45,6 +46,12 @@ func (a *app) outboxCommand() *cobra.Command {
 		}
 		if !isPostgres(db) && cmd.PersistentFlags().Changed("queue-name") {
 			return usagef("--queue-name names a queue in PostgreSQL; --db %s is a file", db)
+		}
+		if listenDB != "" && !isPostgres(db) {
+			return usagef("--listen-db is for a queue in PostgreSQL; --db %s is a file", db)
+		}
+		if listenDB != "" && !isPostgres(listenDB) {
+			return usagef("--listen-db must be a PostgreSQL database: postgres://... or host=... dbname=...")
 		}
 		if isPostgres(db) {
 			return nil // the queue's tables are made on first use: there is no file to mistype
@@ -61,7 +68,17 @@ func (a *app) outboxCommand() *cobra.Command {
 			return nil, err
 		}
 		if isPostgres(db) {
+			if listenDB != "" {
+				opts = append(opts, outbox.WithListenDSN(listenDB))
+			}
 			ob, err := outbox.OpenPostgres(ctx, db, queueName, c, opts...)
+			if errors.Is(err, outbox.ErrNoNotifications) {
+				if listenDB != "" {
+					return nil, reworded(err, "%s: no notification comes back through --listen-db: it must reach the database directly, not through a pooler in transaction mode", outboxName(db, queueName))
+				}
+				return nil, reworded(err, "%s: no notification comes back: --db likely goes through a pooler in transaction mode (PgBouncer), which does not carry LISTEN; "+
+					"give --listen-db the same database reached directly", outboxName(db, queueName))
+			}
 			return ob, outboxError("open", "", outboxName(db, queueName), err)
 		}
 		ob, err := outbox.Open(db, c, opts...)
@@ -219,16 +236,10 @@ func (a *app) outboxCommand() *cobra.Command {
 				h = slog.NewJSONHandler(a.stdout, nil)
 			}
 			var tally drainTally
-			if isPostgres(db) {
-				// WithStateChange tells of every process's changes on a shared queue: the
-				// summary counts those this run logged, its own.
-				tally.mine = map[string]bool{}
-				h = &mineHandler{Handler: h, tally: &tally}
+			if drain { // a run without end would keep every ID it ever saw
+				h = &tallyHandler{Handler: h, tally: &tally}
 			}
 			opts := []outbox.Option{outbox.WithLogger(slog.New(h)), outbox.WithRetryInterval(retry)}
-			if drain { // a run without end would keep every ID it ever saw
-				opts = append(opts, outbox.WithStateChange(tally.add))
-			}
 			ob, err := open(cmd.Context(), false, c, opts...)
 			if err != nil {
 				return err
@@ -255,7 +266,6 @@ func (a *app) outboxCommand() *cobra.Command {
 			if err == nil {
 				left, err = ob.List(outbox.Pending)
 			}
-			// Close hands the last changes to the tally before it returns.
 			if cerr := ob.Close(); err == nil {
 				err = cerr
 			}
@@ -300,43 +310,49 @@ func outboxName(db, queue string) string {
 	return fmt.Sprintf("queue %q", queue)
 }
 
-// drainTally keeps the last state of every entry a run changed, from the outbox's
-// WithStateChange calls (one at a time, so the mutex only orders them with the reader).
+// drainTally keeps the last state of every entry this run changed, as the outbox logs its own
+// changes, each after its commit: the same on a file and on a queue in PostgreSQL, where
+// other processes' changes are not this run's, and whatever notifications the database
+// delivers.
 type drainTally struct {
 	mu    sync.Mutex
 	order []string
 	last  map[string]outbox.State
-	mine  map[string]bool // on a shared queue, the entries this run changed; nil for a file
 }
 
-// mineHandler notes the entries of the changes the outbox logs, which are this run's own.
-type mineHandler struct {
+// tallyHandler passes the outbox's log on and notes each change of state in the tally.
+type tallyHandler struct {
 	slog.Handler
 	tally *drainTally
 }
 
-func (h *mineHandler) Handle(ctx context.Context, r slog.Record) error {
+func (h *tallyHandler) Handle(ctx context.Context, r slog.Record) error {
+	var id, state string
 	r.Attrs(func(at slog.Attr) bool {
-		if at.Key == "id" {
-			h.tally.mu.Lock()
-			h.tally.mine[at.Value.String()] = true
-			h.tally.mu.Unlock()
+		switch at.Key {
+		case "id":
+			id = at.Value.String()
+		case "state":
+			state = at.Value.String()
 		}
 		return true
 	})
+	if id != "" && state != "" && r.Message == "outbox: "+state {
+		h.tally.add(id, outbox.State(state))
+	}
 	return h.Handler.Handle(ctx, r)
 }
 
-func (d *drainTally) add(e outbox.Entry) {
+func (d *drainTally) add(id string, s outbox.State) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.last == nil {
 		d.last = map[string]outbox.State{}
 	}
-	if _, seen := d.last[e.ID]; !seen {
-		d.order = append(d.order, e.ID)
+	if _, seen := d.last[id]; !seen {
+		d.order = append(d.order, id)
 	}
-	d.last[e.ID] = e.State
+	d.last[id] = s
 }
 
 // drainSummary prints a line per state and fails (exit 1) when anything is left pending or
@@ -345,9 +361,6 @@ func (a *app) drainSummary(d *drainTally, left []outbox.Entry) error {
 	d.mu.Lock()
 	byState := map[outbox.State][]string{}
 	for _, id := range d.order {
-		if d.mine != nil && !d.mine[id] {
-			continue // another process's
-		}
 		if s := d.last[id]; s != outbox.Pending {
 			byState[s] = append(byState[s], id)
 		}

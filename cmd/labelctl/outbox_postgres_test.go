@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/labelprinter/go-labelprinter/internal/pgtest"
-	"github.com/labelprinter/go-labelprinter/outbox"
 )
 
 // TestOutboxPostgres: every outbox command works on a queue in PostgreSQL, and enqueue and
@@ -116,27 +115,62 @@ func TestOutboxPostgresUnreachable(t *testing.T) {
 	}
 }
 
-// TestOutboxDrainCountsItsOwn: on a shared queue, run --drain's summary counts the entries
-// this run logged, not what another runner delivered from the same queue meanwhile, which
-// WithStateChange also tells.
+// TestOutboxDrainCountsItsOwn: run --drain's summary counts the changes this run logged, its
+// own, each after its commit: what another runner delivered from the same queue never reaches
+// it, and a rejected entry fails the run whatever notifications the database delivers.
 func TestOutboxDrainCountsItsOwn(t *testing.T) {
 	var out strings.Builder
 	a := &app{stdout: &out}
-	tally := &drainTally{mine: map[string]bool{}}
-	log := slog.New(&mineHandler{Handler: &changeHandler{w: io.Discard}, tally: tally})
-	for _, e := range []outbox.Entry{
-		{Intent: outbox.Intent{ID: "mine"}, State: outbox.Sent},
-		{Intent: outbox.Intent{ID: "theirs"}, State: outbox.Sent},
-		{Intent: outbox.Intent{ID: "theirs-lost"}, State: outbox.Unknown},
-	} {
-		tally.add(e)
-	}
+	tally := &drainTally{}
+	log := slog.New(&tallyHandler{Handler: &changeHandler{w: io.Discard}, tally: tally})
 	log.Info("outbox: sent", "id", "mine", "state", "sent")
-	if err := a.drainSummary(tally, nil); err != nil {
+	log.Info("outbox: rejected", "id", "mine-bad", "printer", "line1", "state", "rejected", "attempts", 1)
+	log.Info("something else", "id", "x", "state", "unknown")
+	err := a.drainSummary(tally, nil)
+	if err == nil || !strings.Contains(err.Error(), "1 rejected") || strings.Contains(err.Error(), "unknown") {
 		t.Errorf("summary: %v", err)
 	}
-	if !strings.Contains(out.String(), "sent      1  by this run") || !strings.Contains(out.String(), "unknown   0") {
+	if !strings.Contains(out.String(), "sent      1  by this run") || !strings.Contains(out.String(), "rejected  1  by this run: mine-bad") {
 		t.Errorf("summary:\n%s", out.String())
+	}
+}
+
+// TestOutboxPostgresPooler: through PgBouncer in transaction mode, which does not carry
+// LISTEN, an outbox command without --listen-db fails at once naming the pooler and the
+// flag; with it, run --drain delivers and exits 1 for the rejected entry, counted.
+func TestOutboxPostgresPooler(t *testing.T) {
+	pooled, direct := pgtest.Pooler(t).NewDatabase(t)
+	direct = pgtest.WithParam(direct, "password", "Sekr1t-ls")
+	srv := startSim(t)
+	ctx := context.Background()
+	env := map[string]string{"LABELPRINTER_URL": srv.URL, "LABELPRINTER_PRINTER": "line1", "LABELPRINTER_OUTBOX": pooled}
+	cli(t, ctx, env, `{"format":3}`, "labels", "put", "MEDIUM", "-").ok(t)
+	r := cli(t, ctx, env, "", "outbox", "enqueue", "--id", "order-1", "--label", "MEDIUM")
+	if r.code != 1 || !strings.Contains(r.stderr, "pooler in transaction mode") || !strings.Contains(r.stderr, "--listen-db") {
+		t.Errorf("enqueue through the pooler without --listen-db: exit %d, %q", r.code, r.stderr)
+	}
+	c := func(args ...string) result {
+		t.Helper()
+		return cli(t, ctx, env, "", append([]string{"outbox", "--listen-db", direct}, args...)...)
+	}
+	c("enqueue", "--id", "order-1", "--label", "MEDIUM").ok(t)
+	c("enqueue", "--id", "order-2", "--label", "NONE").ok(t)
+	r = c("run", "--drain")
+	if r.code != 1 || !strings.Contains(r.stderr, "outbox not drained cleanly: 1 rejected") ||
+		!strings.Contains(r.stdout, "sent      1  by this run") || !strings.Contains(r.stdout, "rejected  1  by this run: order-2") {
+		t.Errorf("drain: exit %d, stderr %q\n%s", r.code, r.stderr, r.stdout)
+	}
+	if strings.Contains(r.stdout+r.stderr, "Sekr1t-ls") {
+		t.Errorf("the listen DSN's password was printed:\n%s%s", r.stdout, r.stderr)
+	}
+	// A --listen-db through the pooler is refused the same way, naming the flag.
+	r = cli(t, ctx, env, "", "outbox", "--listen-db", pooled, "list")
+	if r.code != 1 || !strings.Contains(r.stderr, "--listen-db") {
+		t.Errorf("--listen-db through the pooler: exit %d, %q", r.code, r.stderr)
+	}
+	file := map[string]string{"LABELPRINTER_OUTBOX": filepath.Join(t.TempDir(), "x.outbox")}
+	if r = cli(t, ctx, file, "", "outbox", "--listen-db", direct, "list"); r.code != 2 || !strings.Contains(r.stderr, "--listen-db") {
+		t.Errorf("--listen-db with a file: exit %d, %q", r.code, r.stderr)
 	}
 }
 
