@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/labelprinter/go-labelprinter/internal/fence"
 	"github.com/labelprinter/go-labelprinter/outbox"
 )
 
@@ -122,10 +123,29 @@ func (b *Bridge) abortOnce(ctx context.Context, p *printer, cmd command, rep rep
 		b.crashPoint(cmdAbortPrint, crashAfterCommit)
 		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
 		defer cancel()
+		var call *fence.Call
+		if b.pair != nil {
+			// Sent, and retried, only while the pair's lease is certain: a bridge that lost
+			// it must not abort the jobs the one after it sent.
+			actx, call = b.pair.bound(actx)
+			if call != nil {
+				defer call.End()
+			}
+		}
 		res := Result{ID: cmd.id, Command: cmdAbortPrint, State: StateDone}
 		resp, err := p.ctl.client.Printers.AbortPrint(actx, p.remote)
 		if err != nil {
 			res.State, res.Error = StateFailed, err.Error()
+		}
+		if err != nil && b.pair != nil && !b.pair.held() {
+			// Nothing is recorded or published: the next bridge answers the abortPrint
+			// unknown. What this one knows goes to its log.
+			begun, written, last := 0, 0, fence.NotWritten
+			if call != nil {
+				begun, written, last = call.Attempts()
+			}
+			b.log.Error("the bridge lease ended while an abortPrint was being sent; it is not sent again",
+				"id", cmd.id, "printer", p.name, "requests", begun, "written", written, "last_request", last.String(), "err", err)
 		}
 		if len(resp) > 0 {
 			res.Response = resp

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labelprinter/go-labelprinter/internal/fence"
 	"github.com/labelprinter/go-labelprinter/internal/pgconf"
 	"github.com/labelprinter/go-labelprinter/outbox"
 )
@@ -64,7 +65,7 @@ type pair struct {
 	now      func() time.Time
 
 	mu    sync.Mutex
-	until time.Time // this host's clock: the lease is certainly held before it
+	lease *fence.Lease // from the first acquire or renewal that came back in time; nil before
 }
 
 // openPair connects to the database of cfg.Outbox.Postgres and creates the tables on first
@@ -144,7 +145,9 @@ func (p *pair) fail(what string, err error) error {
 func (p *pair) close() { pgconf.Close(p.pool, time.Second) }
 
 // acquire takes the lease if it is free or ran out. It returns whether this bridge now holds
-// it, and otherwise who does and how long its lease still runs by the database's clock.
+// it, and otherwise who does and how long its lease still runs by the database's clock. A lease
+// taken by an answer that came back too late to be certain of (fence.Start) is held, but
+// p.lease stays nil: confirm renews it before the bridge acts.
 func (p *pair) acquire(ctx context.Context) (held bool, owner string, left time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, pgTimeout)
 	defer cancel()
@@ -171,53 +174,98 @@ func (p *pair) acquire(ctx context.Context) (held bool, owner string, left time.
 		return false, "", 0, p.fail("taking the bridge lease", err)
 	}
 	if held {
-		p.mu.Lock()
-		p.until = sent.Add(p.ttl)
-		p.mu.Unlock()
+		p.setLease(fence.Start(p.ttl, sent))
 	}
 	return held, owner, left, nil
 }
 
-// renew extends the lease this bridge holds; false when it no longer holds it.
-func (p *pair) renew(ctx context.Context) (bool, error) {
-	// A renewal that hangs (the database paused) must not hold up the fencing at the deadline.
-	wait := min(p.ttl/4, time.Until(p.deadline()))
-	if wait <= 0 {
-		return true, errors.New("mqttbridge: no time left to renew the bridge lease")
-	}
+func (p *pair) setLease(l *fence.Lease) {
+	p.mu.Lock()
+	p.lease = l
+	p.mu.Unlock()
+}
+
+func (p *pair) current() *fence.Lease {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lease
+}
+
+// extend runs the statement that renews the lease this bridge holds, within wait, and returns
+// when it was sent; held is false when the row names another owner or the lease ran out.
+func (p *pair) extend(ctx context.Context, wait time.Duration) (sent time.Time, held bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	sent := p.now()
+	sent = p.now()
 	tag, err := p.pool.Exec(ctx, `UPDATE labelprinter_mqtt_bridges SET lease_until = now() + $3 * interval '1 microsecond'
 		WHERE client_id = $1 AND owner = $2 AND lease_until > now()`, p.clientID, p.owner, p.ttl.Microseconds())
 	if err != nil {
-		return true, p.fail("renewing the bridge lease", err)
+		return sent, true, p.fail("renewing the bridge lease", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return false, nil
+	return sent, tag.RowsAffected() == 1, nil
+}
+
+// confirm renews, at once and again until one comes back in time, a lease that acquire took
+// from an answer too late to be certain of (the database stalled): the bridge acts only once
+// it is certain. false when the lease turned out to be lost (it ran out by the database's
+// clock before a renewal reached it): the bridge stands by again, as it did before.
+func (p *pair) confirm(ctx context.Context, log func(msg string, args ...any)) (bool, error) {
+	for p.current() == nil {
+		// An answer later than 4/5 of the TTL is of no use: it cannot make the lease certain.
+		sent, held, err := p.extend(ctx, min(pgTimeout, fence.Span(p.ttl)))
+		switch {
+		case ctx.Err() != nil:
+			return false, ctx.Err()
+		case err != nil:
+			log("renewing the bridge lease taken from a late answer failed; trying again", "err", err)
+			select {
+			case <-ctx.Done():
+				return false, ctx.Err()
+			case <-time.After(p.ttl / 10):
+			}
+		case !held:
+			return false, nil
+		default:
+			p.setLease(fence.Start(p.ttl, sent))
+		}
 	}
-	p.mu.Lock()
-	p.until = sent.Add(p.ttl)
-	p.mu.Unlock()
 	return true, nil
 }
 
-// margin is how long before its lease runs out the bridge stops acting: the time to leave the
-// broker and for clocks' rates to differ.
-func (p *pair) margin() time.Duration { return p.ttl / 5 }
+// renew extends the lease this bridge holds; false when it no longer holds it.
+func (p *pair) renew(ctx context.Context) (bool, error) {
+	l := p.current()
+	// A renewal that hangs (the database paused) must not hold up the fencing at the deadline.
+	wait := min(p.ttl/4, time.Until(l.Deadline()))
+	if wait <= 0 {
+		return true, errors.New("mqttbridge: no time left to renew the bridge lease")
+	}
+	sent, held, err := p.extend(ctx, wait)
+	if err != nil || !held {
+		return held, err
+	}
+	l.Renewed(sent)
+	return true, nil
+}
 
 // held reports whether the lease is certainly still held: commands are executed only then.
 func (p *pair) held() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.now().Before(p.until.Add(-p.margin()))
+	l := p.current()
+	return l != nil && l.Held()
 }
 
-// deadline is when held turns false unless the lease is renewed.
-func (p *pair) deadline() time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.until.Add(-p.margin())
+// bound returns a context for a request this bridge makes to a printer on behalf of its lease
+// (an abortPrint): it ends with the lease, and nothing of the request leaves after the
+// lease's deadline (internal/fence). The Call is nil, and the context ended, before the lease
+// was ever certain.
+func (p *pair) bound(parent context.Context) (context.Context, *fence.Call) {
+	l := p.current()
+	if l == nil {
+		ctx, cancel := context.WithCancelCause(parent)
+		cancel(ErrLeaseLost)
+		return ctx, nil
+	}
+	return l.Bound(parent)
 }
 
 // release gives the lease up, so that a standby takes over at once.
@@ -234,34 +282,32 @@ func (p *pair) release(ctx context.Context) error {
 
 // keep renews the lease every quarter of its TTL until ctx ends, and calls lost (once) as
 // soon as the lease is not certainly held any more: another bridge holds it, or no renewal
-// succeeded before the deadline.
+// succeeded before the deadline. Either ends the lease, and with it every request made under
+// it (bound).
 func (p *pair) keep(ctx context.Context, log func(msg string, args ...any), lost func()) {
+	l := p.current()
 	tick := time.NewTicker(p.ttl / 4)
 	defer tick.Stop()
-	fence := time.NewTimer(time.Until(p.deadline()))
-	defer fence.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-fence.C:
-			if !p.held() {
-				log("the bridge lease could not be renewed in time; leaving the broker")
-				lost()
-				return
-			}
+		case <-l.Done():
+			log("the bridge lease could not be renewed in time; leaving the broker")
+			lost()
+			return
 		case <-tick.C:
 			ok, err := p.renew(ctx)
 			if err != nil {
 				log("renewing the bridge lease failed", "err", err)
 			}
 			if !ok {
+				l.Lose(ErrLeaseLost)
 				log("another bridge holds the lease now; leaving the broker")
 				lost()
 				return
 			}
 		}
-		fence.Reset(time.Until(p.deadline()))
 	}
 }
 
@@ -388,6 +434,20 @@ func (b *Bridge) runPair(ctx context.Context) error {
 			b.log.Info("another bridge is active; standing by, not connected to the broker",
 				"client_id", p.clientID, "active", owner, "lease_left", left.Round(time.Millisecond))
 		}
+		if held && p.current() == nil {
+			// The answer came too late to be certain of: the lease may run out by the
+			// database's clock before this host's deadline. Not acting, and not exiting:
+			// renewed at once, it is certain once a renewal comes back in time.
+			b.log.Info("took the bridge lease from a late answer; renewing it before acting", "client_id", p.clientID)
+			if held, err = p.confirm(ctx, b.log.Warn); err != nil {
+				b.closeOutboxes()
+				return nil // ctx ended
+			}
+			if !held {
+				b.log.Info("the bridge lease ran out before a renewal confirmed it; standing by", "client_id", p.clientID)
+				left = 0
+			}
+		}
 		if held {
 			break
 		}
@@ -402,21 +462,28 @@ func (b *Bridge) runPair(ctx context.Context) error {
 		}
 	}
 	b.log.Info("took the bridge lease; active", "client_id", p.clientID, "owner", p.owner)
+	// Whatever ends this activation ends the lease too, and every request still under it.
+	defer p.current().Lose(errors.New("mqttbridge: the bridge stopped and gave its lease up"))
+	// Renewed until bridge has returned, after a clean stop too: the results of a stop go out
+	// under the lease.
+	keepCtx, stopKeep := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopKeep()
 	active, lose := context.WithCancel(ctx)
 	defer lose()
 	keepDone := make(chan struct{})
 	go func() {
 		defer close(keepDone)
-		p.keep(active, b.log.Warn, func() { b.fenced.Store(true); lose() })
+		p.keep(keepCtx, b.log.Warn, func() { b.fenced.Store(true); lose() })
 	}()
 	if err := b.openShared(active); err != nil {
 		lose()
+		stopKeep()
 		<-keepDone
 		b.closeOutboxes()
 		return err
 	}
 	err := b.bridge(active)
-	lose()
+	stopKeep()
 	<-keepDone
 	if b.fenced.Load() {
 		p.close()

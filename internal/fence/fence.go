@@ -40,8 +40,12 @@ import (
 var ErrExpired = errors.New("fence: the lease was not renewed in time; nothing more is sent under it")
 
 // Until is the one rule of this package: a lease whose acquire or renewal was sent at sent and
-// succeeded is certainly held before the time it returns, sent plus 4/5 of ttl.
-func Until(sent time.Time, ttl time.Duration) time.Time { return sent.Add(ttl - ttl/5) }
+// succeeded is certainly held before the time it returns, sent plus Span(ttl).
+func Until(sent time.Time, ttl time.Duration) time.Time { return sent.Add(Span(ttl)) }
+
+// Span is how long after its request was sent an acquire or renewal keeps a lease of ttl
+// certain: 4/5 of ttl. An answer that takes longer is of no use.
+func Span(ttl time.Duration) time.Duration { return ttl - ttl/5 }
 
 // Lease is a holder's view of one lease, from the first acquire or renewal that came back in
 // time until it expires or is lost. Its methods are safe for concurrent use.
