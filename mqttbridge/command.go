@@ -27,7 +27,7 @@ type command struct {
 	id          string
 	job         *labelprinter.PrintJob // nil deselects (printJob only)
 	expireAfter time.Duration
-	attempts    *int // cancel and resend: act only while the entry has these attempts
+	attempts    *int // cancel and resend (required): act only while the entry has these attempts
 }
 
 // errInvalid marks a command that is refused and never executed.
@@ -92,6 +92,11 @@ func parseCommand(name string, payload []byte) (cmd command, err error) {
 			return cmd, invalidf(`"attempts" is not a whole number of 0 or more`)
 		}
 		cmd.attempts = &n
+	}
+	if cmd.attempts == nil && (name == cmdCancel || name == cmdResend) {
+		// The attempts are the command's identity: a cancel or resend repeated (a redelivery,
+		// a publisher's retry with a new packet identifier) finds them changed and does nothing.
+		return cmd, invalidf(`"attempts" is required: send {"id":%q,"attempts":N} with the entry's attempts from P/outbox or the result`, clip(cmd.id))
 	}
 	if name != cmdPrintJob {
 		return cmd, nil

@@ -16,10 +16,14 @@
 // and its "queued" result was taken by the broker. A crash before that leaves the command
 // with the broker, which delivers it again; a command whose id the outbox already holds adds
 // nothing and is answered "duplicate". Ids belong to a printer: the same id on two printers is
-// two commands. An abortPrint is recorded under its id before it is
-// sent, and a cancel or resend under the packet identifier of the MQTT message that carried
-// it, in a ledger file beside the outbox, so a redelivery of any command answers its record
-// and does nothing. Invalid commands are answered "invalid", acknowledged and never executed;
+// two commands. What makes a command the same comes from the caller, never from the broker's
+// packet identifiers: an abortPrint is recorded under its id, in a ledger file beside the
+// outbox, before it is sent, so the id again answers its record and does nothing; a cancel or
+// resend must name the entry's attempts it saw ({"id":"X","attempts":1}; without them it is
+// invalid) and acts only while the entry still has them, so the same command again, redelivered
+// or published anew, finds the entry changed, does nothing and is answered "duplicate". A
+// cancel naming 0 attempts of an id not yet enqueued leaves a tombstone in the ledger: the job
+// that comes later with that id is answered "cancelled" and never sent. Invalid commands are answered "invalid", acknowledged and never executed;
 // a job member that is not one of the maker's documented print-job attributes, spelled
 // exactly, makes its command invalid. A job without "copies" prints on every trigger until it
 // is deselected.

@@ -63,7 +63,6 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 	}
 	var rep reply
 	resultTopic := printerTopic(b.cfg.TopicPrefix, segment, topicResult)
-	b.newDelivery(pb)
 	if pb.Properties != nil && pb.Properties.ResponseTopic != "" {
 		rep = reply{topic: pb.Properties.ResponseTopic, corr: pb.Properties.CorrelationData}
 		// A caller cannot steer the bridge's output: such a command is refused on P/result.
@@ -92,8 +91,8 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 		return b.enqueue(ctx, p, cmd, rep)
 	case cmdCancel, cmdResend:
 		// A ledger or outbox that cannot be read or written is tried again in place, as enqueue does.
-		return b.inPlace(ctx, p, cmd, "the ledger cannot be written; the command waits and is tried again",
-			func() (chan struct{}, error) { return b.changeOnce(p, cmd, rep, pb) })
+		return b.inPlace(ctx, p, cmd, "the outbox or the ledger cannot be read or written; the command waits and is tried again",
+			func() (chan struct{}, error) { return b.change(p, cmd, rep) })
 	default: // abortPrint: sent at once, beside the queue, before any later command
 		return b.inPlace(ctx, p, cmd, "the ledger cannot be written; the command waits and is tried again",
 			func() (chan struct{}, error) { return b.abortOnce(ctx, p, cmd, rep) })
@@ -107,8 +106,9 @@ func closed() chan struct{} {
 }
 
 // enqueueOnce commits a printJob or trigger to the outbox and waits until its queued result
-// is with the broker. A known id adds nothing and is answered duplicate. An outbox that cannot
-// be read or written returns that error (enqueue tries again).
+// is with the broker. A known id adds nothing and is answered duplicate; an id a cancel came
+// for first (cancelAhead) adds nothing and is answered cancelled. An outbox or ledger that
+// cannot be read or written returns that error (enqueue tries again).
 func (b *Bridge) enqueueOnce(ctx context.Context, p *printer, cmd command, rep reply) (chan struct{}, error) {
 	ctl := p.ctl
 	resultTopic := p.topic(topicResult)
@@ -126,6 +126,13 @@ func (b *Bridge) enqueueOnce(ctx context.Context, p *printer, cmd command, rep r
 			Current: resultState(e.State), Time: time.Now()}), nil
 	case !errors.Is(err, outbox.ErrNotFound):
 		return nil, fmt.Errorf("reading the outbox: %w", err)
+	}
+	// A cancel that came first (naming 0 attempts) left a tombstone: the job is never sent.
+	if r, err := ctl.led.cancelled(p.remote, cmd.id); err != nil {
+		return nil, fmt.Errorf("reading the ledger: %w", err)
+	} else if r != nil {
+		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateCancelled,
+			Error: "a cancel of this id came before it (at " + r.Time.Format(time.RFC3339) + "); nothing was sent", Time: time.Now()}), nil
 	}
 	in := outbox.Intent{ID: outboxKey(p, cmd.id), Printer: p.remote, ExpireAfter: cmd.expireAfter}
 	switch {

@@ -50,7 +50,7 @@ func TestIDsBelongToAPrinter(t *testing.T) {
 		t.Errorf("o-1 reached the printers %d times, want 2 (once each)", n)
 	}
 	// A cancel of a sent one fails, naming the caller's id.
-	s.send(cmdTopic("line2", "cancel"), map[string]any{"id": "o-1"})
+	s.send(cmdTopic("line2", "cancel"), map[string]any{"id": "o-1", "attempts": 1})
 	w.waitStates(resultTopic("line2"), "o-1", StateQueued, StateSent, StateDuplicate, StateFailed)
 	if rs := w.results(resultTopic("line2")); !strings.Contains(rs[len(rs)-1].Error, `"o-1" is sent; only pending and unknown entries can be cancelled`) {
 		t.Errorf("cancel of a sent command: %q", rs[len(rs)-1].Error)
@@ -97,7 +97,7 @@ func TestIDsOfAnOlderVersion(t *testing.T) {
 	s := newSender(t, bk.URL())
 	s.send(cmdTopic("line1", "printJob"), map[string]any{"id": "old-1"})
 	w.waitStates(resultTopic("line1"), "old-1", StateSent, StateDuplicate)
-	s.send(cmdTopic("line1", "cancel"), map[string]any{"id": "old-2"})
+	s.send(cmdTopic("line1", "cancel"), map[string]any{"id": "old-2", "attempts": 1})
 	w.waitStates(resultTopic("line1"), "old-2", StateSent, StateFailed)
 	if rs := w.results(resultTopic("line1")); !strings.Contains(rs[len(rs)-1].Error, "only pending and unknown") {
 		t.Errorf("cancel of an old sent entry: %+v, want it found and refused as sent", rs[len(rs)-1])
@@ -105,7 +105,7 @@ func TestIDsOfAnOlderVersion(t *testing.T) {
 	s.send(cmdTopic("line2", "printJob"), printJobCmd("old-1"))
 	w.waitStates(resultTopic("line2"), "old-1", StateQueued, StateSent)
 	// An old entry whose id has a slash is reported under its whole id.
-	s.send(cmdTopic("line2", "cancel"), map[string]any{"id": "line1/x"})
+	s.send(cmdTopic("line2", "cancel"), map[string]any{"id": "line1/x", "attempts": 1})
 	w.waitStates(resultTopic("line2"), "line1/x", StateFailed)
 	if n := pl.printed("<deselect>"); n != 2 {
 		t.Errorf("%d deselects reached the printer, want 2", n)

@@ -2,7 +2,6 @@ package mqttbridge
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"path"
@@ -13,11 +12,12 @@ import (
 	"github.com/labelprinter/go-labelprinter/outbox"
 )
 
-// Every command takes effect once, whatever its kind. printJob, deselect and trigger are held
-// by the outbox under their id; abortPrint by the ledger under its id, recorded before it is
-// sent; cancel and resend, which carry the id of the entry they act on, by the ledger under
-// the delivery that carried them (see ledger.go). A redelivery answers the record and does
-// nothing.
+// Every command takes effect once, whatever its kind, by an identity the caller gives it,
+// never the transport's: printJob, deselect and trigger are held by the outbox under their id;
+// abortPrint by the ledger under its id, recorded before it is sent; cancel and resend name
+// the entry's id and the attempts the caller saw, and act only while the entry still has them,
+// so a repetition (a redelivery, or a publisher that sends the message again under a new
+// packet identifier after a lost PUBACK) finds the entry changed and does nothing.
 
 // The points at which a process may die while it handles a command, in order.
 const (
@@ -68,21 +68,6 @@ func entryKindName(e outbox.Entry) string {
 		return cmdTrigger
 	}
 	return cmdPrintJob
-}
-
-// newDelivery forgets the record of an earlier message under pb's packet identifier when pb
-// is a first delivery: the broker reuses an identifier only once it has our PUBACK for the
-// message that held it, which then comes no more.
-func (b *Bridge) newDelivery(pb *paho.Publish) {
-	if pb.QoS == 0 || pb.Duplicate() {
-		return
-	}
-	for _, ctl := range b.ctls {
-		if err := ctl.led.forgetDelivery(pb.PacketID); err != nil {
-			// Harmless: the record stays until the identifier is reused again.
-			b.log.Warn("forgetting an acknowledged delivery failed", "packet_id", pb.PacketID, "err", err)
-		}
-	}
 }
 
 // abortOnce sends an abortPrint unless its id is already recorded for p, which answers the
@@ -178,79 +163,93 @@ func (b *Bridge) waitAbort(p *printer) {
 	}
 }
 
-// changeOnce runs cancel or resend on the entry cmd.id of p, once per MQTT message: the
-// command is recorded under the packet identifier of the PUBLISH that carried it before it
-// acts, and its result after; a redelivery of that PUBLISH (DUP set, same identifier, same
-// topic and payload) answers the record, duplicate with current done or failed, and does
-// nothing. A redelivery that finds the record without a result (the process died while the
-// command acted) acts only if the entry is still as the command found it. An outbox or ledger
-// that cannot be read, or a ledger that cannot be written, before it acts returns that error
+// change runs cancel or resend on the entry cmd.id of p, naming the attempts the caller saw
+// (required; parseCommand checks it): it acts only while the entry still has them and is in a
+// state the command applies to, as HTTP's If-Match does. A command that finds the change it
+// would make already made (a cancel finds the entry cancelled with those attempts; a resend
+// finds it resent: pending with them, or past them) is a repetition and is answered duplicate
+// with current done; anything else that does not match is answered failed with the entry's
+// attempts. A cancel naming 0 attempts of an id that p's outbox does not hold leaves a
+// tombstone in the ledger (enqueueOnce answers the job cancelled when it comes). An outbox or
+// ledger that cannot be read, or a tombstone that cannot be written, returns that error
 // (handle tries again in place).
-func (b *Bridge) changeOnce(p *printer, cmd command, rep reply, pb *paho.Publish) (chan struct{}, error) {
+func (b *Bridge) change(p *printer, cmd command, rep reply) (chan struct{}, error) {
 	resultTopic := p.topic(topicResult)
-	led := p.ctl.led
-	e, getErr := b.entryOf(p, cmd.id)
-	if getErr != nil && !errors.Is(getErr, outbox.ErrNotFound) {
-		return nil, fmt.Errorf("reading the outbox: %w", getErr)
-	}
-	found := getErr == nil
-	recorded := pb.QoS > 0 // a QoS 0 message is never delivered again
-	var d *deliveryRecord
-	if recorded && pb.Duplicate() {
-		var err error
-		if d, err = led.delivery(pb.PacketID); err != nil {
-			return nil, fmt.Errorf("reading the ledger: %w", err)
+	n := *cmd.attempts
+	res := Result{ID: cmd.id, Command: cmd.name, State: StateDone}
+	e, err := b.entryOf(p, cmd.id)
+	switch {
+	case errors.Is(err, outbox.ErrPruned):
+		res.State, res.Error = StateFailed, callerError(err, outboxKey(p, cmd.id), cmd.id)
+	case errors.Is(err, outbox.ErrNotFound) && cmd.name == cmdCancel && n == 0:
+		return b.cancelAhead(p, cmd, rep)
+	case errors.Is(err, outbox.ErrNotFound):
+		res.State, res.Error = StateFailed, "no command with this id for this printer"
+	case err != nil:
+		return nil, fmt.Errorf("reading the outbox: %w", err)
+	case repeated(cmd.name, n, e):
+		res.State, res.Current, res.Attempts = StateDuplicate, StateDone, e.Attempts
+	case e.Attempts != n:
+		res.State, res.Attempts = StateFailed, e.Attempts
+		res.Error = fmt.Sprintf("the command has %d attempts, not %d: it changed since; nothing done", e.Attempts, n)
+	default:
+		b.crashPoint(cmd.name, crashBeforeCommit)
+		if cmd.name == cmdCancel {
+			err = p.ctl.ob.Cancel(e.ID)
+		} else {
+			err = p.ctl.ob.Resend(e.ID)
 		}
-		if d != nil && !d.matches(pb.Topic, pb.Payload) {
-			d = nil // an older message's record; this one was not seen before
+		switch {
+		case errors.Is(err, outbox.ErrNotFound):
+			res.State, res.Error = StateFailed, "no command with this id for this printer"
+		case err != nil:
+			res.State, res.Error = StateFailed, callerError(err, e.ID, cmd.id)
 		}
-	}
-	if d != nil && d.Result == "" && d.SeenState != "" && found && tookEffect(cmd.name, d, e) {
-		d.Result = StateDone
-		if err := led.putDelivery(pb.PacketID, *d); err != nil {
-			return nil, fmt.Errorf("recording the result in the ledger: %w", err)
+		if now, gerr := b.entryOf(p, cmd.id); gerr == nil {
+			res.Attempts = now.Attempts
 		}
+		b.crashPoint(cmd.name, crashAfterCommit)
 	}
-	if d != nil && d.Result != "" {
-		res := Result{ID: cmd.id, Command: cmd.name, State: StateDuplicate, Current: d.Result, Error: d.Error, Time: time.Now()}
-		if found {
-			res.Attempts = e.Attempts
-		}
-		return b.result(resultTopic, rep, res), nil
-	}
-
-	b.crashPoint(cmd.name, crashBeforeCommit)
-	sum := sha256.Sum256(pb.Payload)
-	rec := deliveryRecord{Topic: pb.Topic, Sum: sum[:], Time: time.Now().UTC()}
-	if found {
-		rec.SeenState, rec.SeenAttempts = string(e.State), e.Attempts
-	}
-	if recorded {
-		if err := led.putDelivery(pb.PacketID, rec); err != nil {
-			return nil, fmt.Errorf("recording the command in the ledger: %w", err)
-		}
-	}
-	res := b.changeEntry(p, cmd)
-	if recorded {
-		rec.Result, rec.Error = res.State, res.Error
-		if err := led.putDelivery(pb.PacketID, rec); err != nil {
-			// The record stays without a result: a redelivery looks at the entry instead.
-			b.log.Error("recording a result failed", "id", cmd.id, "err", err)
-		}
-	}
-	b.crashPoint(cmd.name, crashAfterCommit)
+	res.Time = time.Now()
 	return b.result(resultTopic, rep, res), nil
 }
 
-// tookEffect reports whether the command recorded in d changed the entry, now e, which a
-// process that died before recording the result cannot say itself. A resend moves an unknown
-// entry to pending, after which it is never unknown with the same attempts again; a cancel
-// leaves it cancelled.
-func tookEffect(name string, d *deliveryRecord, e outbox.Entry) bool {
+// repeated reports whether a cancel or resend naming n attempts finds entry e as that command
+// leaves it. A resend moves an unknown entry with n attempts to pending, and each request
+// after counts one more, so the entry is never unknown with n attempts again; a cancel leaves
+// it cancelled with them. An entry is never unknown with 0 attempts, so a resend naming 0
+// matches nothing.
+func repeated(name string, n int, e outbox.Entry) bool {
 	if name == cmdCancel {
-		return e.State == outbox.Cancelled && d.SeenState != string(outbox.Cancelled)
+		return e.State == outbox.Cancelled && e.Attempts == n
 	}
-	return string(e.State) != d.SeenState || e.Attempts != d.SeenAttempts
+	return n > 0 && (e.Attempts > n || e.Attempts == n && e.State == outbox.Pending)
+}
+
+// cancelAhead answers a cancel naming 0 attempts of an id p's outbox does not hold: it leaves
+// a tombstone for p and the id, so the command that comes later with it is answered cancelled
+// and never sent. A tombstone already there answers duplicate with current done.
+func (b *Bridge) cancelAhead(p *printer, cmd command, rep reply) (chan struct{}, error) {
+	res := Result{ID: cmd.id, Command: cmd.name, State: StateDone}
+	r, err := p.ctl.led.cancelled(p.remote, cmd.id)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("reading the ledger: %w", err)
+	case r != nil:
+		res.State, res.Current = StateDuplicate, StateDone
+	default:
+		if err := checkKey(p, cmd.id); err != nil {
+			res.State, res.Error = StateInvalid, err.Error()
+			break
+		}
+		b.crashPoint(cmd.name, crashBeforeCommit)
+		if err := p.ctl.led.putCancel(cancelRecord{Printer: p.remote, ID: cmd.id, Time: time.Now().UTC()}); err != nil {
+			return nil, fmt.Errorf("recording the cancel in the ledger: %w", err)
+		}
+		b.crashPoint(cmd.name, crashAfterCommit)
+	}
+	res.Time = time.Now()
+	return b.result(p.topic(topicResult), rep, res), nil
 }
 
 // entryOf returns the outbox entry of the command id of printer p (ids.go); another
@@ -261,34 +260,4 @@ func (b *Bridge) entryOf(p *printer, id string) (outbox.Entry, error) {
 		return outbox.Entry{}, outbox.ErrNotFound
 	}
 	return e, err
-}
-
-// changeEntry runs cancel or resend on the entry cmd.id of p. A command naming the attempts
-// it saw acts only while the entry still has them, as HTTP's If-Match does.
-func (b *Bridge) changeEntry(p *printer, cmd command) Result {
-	res := Result{ID: cmd.id, Command: cmd.name, State: StateDone}
-	e, err := b.entryOf(p, cmd.id)
-	switch {
-	case err != nil:
-	case cmd.attempts != nil && e.Attempts != *cmd.attempts:
-		res.State, res.Attempts = StateFailed, e.Attempts
-		res.Error = fmt.Sprintf("the command has %d attempts, not %d: it changed since; nothing done", e.Attempts, *cmd.attempts)
-		res.Time = time.Now()
-		return res
-	case cmd.name == cmdCancel:
-		err = p.ctl.ob.Cancel(e.ID)
-	default:
-		err = p.ctl.ob.Resend(e.ID)
-	}
-	switch {
-	case errors.Is(err, outbox.ErrNotFound):
-		res.State, res.Error = StateFailed, "no command with this id for this printer"
-	case err != nil:
-		res.State, res.Error = StateFailed, callerError(err, e.ID, cmd.id)
-	}
-	if now, gerr := b.entryOf(p, cmd.id); gerr == nil {
-		res.Attempts = now.Attempts
-	}
-	res.Time = time.Now()
-	return res
 }

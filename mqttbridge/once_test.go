@@ -235,7 +235,7 @@ func TestRedeliveredResendNotRunAgain(t *testing.T) {
 		r.start(cmdResend + ":" + crashAfterResult)
 		r.makeUnknown("X")
 		release := r.holdJob("X")
-		r.send(cmdResend, map[string]any{"id": "X"})
+		r.send(cmdResend, map[string]any{"id": "X", "attempts": 1})
 		r.crash(func() bool { return r.pl.printed("X") == 2 })
 		release()
 		r.start("")
@@ -283,9 +283,10 @@ func TestRedeliveredAbortAfterLaterJob(t *testing.T) {
 	})
 }
 
-// TestResendAttempts: results carry the entry's attempts; a resend naming the attempts it saw
-// acts only while the entry still has them (as If-Match), the plain resend keeps working, and
-// a person's second, deliberate resend (a new message, not a redelivery) is executed.
+// TestResendAttempts: results carry the entry's attempts; a resend names the attempts it saw
+// and acts only while the entry still has them (as If-Match); the same resend again is
+// answered duplicate, and a person's second, deliberate resend naming the new attempts is
+// executed. A resend naming no attempts, or bad ones, is invalid.
 func TestResendAttempts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
@@ -319,24 +320,24 @@ func TestResendAttempts(t *testing.T) {
 		t.Errorf("resend naming 1 attempt: %+v", res)
 	}
 	eventually(t, "X unknown again", func() bool { return len(r.answers(cmdPrintJob, "X")) >= 3 })
-	// The same payload again, a new message: it names attempts the entry no longer has.
+	// The same payload again, a new message: the same resend, which was done.
 	r.send(cmdResend, map[string]any{"id": "X", "attempts": 1})
-	if res := last(cmdResend, "X", 3); res.State != StateFailed || res.Attempts != 2 {
+	if res := last(cmdResend, "X", 3); res.State != StateDuplicate || res.Current != StateDone || res.Attempts != 2 {
 		t.Errorf("the same resend again: %+v", res)
 	}
-	// A person's second, deliberate resend, plain: executed.
+	// A person's second, deliberate resend, naming the attempts of the second unknown: executed.
 	r.pl.mu.Lock()
 	delete(r.pl.hangUp, "X")
 	r.pl.mu.Unlock()
-	r.send(cmdResend, map[string]any{"id": "X"})
+	r.send(cmdResend, map[string]any{"id": "X", "attempts": 2})
 	if res := last(cmdResend, "X", 4); res.State != StateDone {
-		t.Errorf("a second plain resend: %+v", res)
+		t.Errorf("a second resend: %+v", res)
 	}
 	eventually(t, "X sent", func() bool { return r.has(cmdPrintJob, "X", StateSent) })
-	for _, bad := range []string{`{"id":"X","attempts":-1}`, `{"id":"X","attempts":1.5}`, `{"id":"X","attempts":"1"}`, `{"id":"X","attempts":1e0}`} {
+	for _, bad := range []string{`{"id":"X","attempts":-1}`, `{"id":"X","attempts":1.5}`, `{"id":"X","attempts":"1"}`, `{"id":"X","attempts":1e0}`, `{"id":"X"}`} {
 		r.s.send(r.cmdTopic(cmdResend), bad)
 	}
-	eventually(t, "the bad attempts answered", func() bool { return len(r.answers(cmdResend, "X")) >= 8 })
+	eventually(t, "the bad attempts answered", func() bool { return len(r.answers(cmdResend, "X")) >= 9 })
 	for _, res := range r.answers(cmdResend, "X")[4:] {
 		if res.State != StateInvalid {
 			t.Errorf("bad attempts: %+v, want invalid", res)
@@ -395,14 +396,14 @@ var matrixKinds = []matrixKind{
 		// Cancel of an unknown entry: nothing reaches the printer; the entry is cancelled once.
 		kind: cmdCancel, command: cmdCancel, id: "X", want: 1,
 		setup:   func(r *rig) { r.makeUnknown("X") },
-		send:    func(r *rig) { r.send(cmdCancel, map[string]any{"id": "X"}) },
+		send:    func(r *rig) { r.send(cmdCancel, map[string]any{"id": "X", "attempts": 1}) },
 		effects: func(r *rig) int { return r.pl.printed("X") },
 	},
 	{
 		// Resend of an unknown entry, held at the printer so the kill finds it on its way.
 		kind: cmdResend, command: cmdResend, id: "X", want: 2,
 		setup: func(r *rig) { r.makeUnknown("X") },
-		send:  func(r *rig) { r.send(cmdResend, map[string]any{"id": "X"}) },
+		send:  func(r *rig) { r.send(cmdResend, map[string]any{"id": "X", "attempts": 1}) },
 		ready: func(r *rig, point string) bool {
 			return point == crashBeforeCommit || r.pl.printed("X") == 2
 		},

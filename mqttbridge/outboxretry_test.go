@@ -127,8 +127,8 @@ func TestOutboxDeliveryRestartsAfterWriteFailure(t *testing.T) {
 	}
 }
 
-// TestLedgerWriteFailureRetried: an abortPrint, a cancel and a resend are recorded in the
-// ledger before they act; a ledger that cannot be written (the file-size limit again) holds
+// TestLedgerWriteFailureRetried: an abortPrint, and a cancel of an id not yet enqueued, are
+// recorded in the ledger before they act; a ledger that cannot be written (the file-size limit again) holds
 // each in place, retried with back-off and logged at error level each time, with the command
 // behind it waiting its turn, instead of leaving it unacknowledged with nothing retrying it
 // until the next connection. Once the limit is lifted each acts exactly once, in order.
@@ -155,14 +155,20 @@ func TestLedgerWriteFailureRetried(t *testing.T) {
 				t.Errorf("%d abortPrints reached the printer, want 1", n)
 			}
 		}},
-		{cmdCancel, "nope", func() { w.waitStates(resultTopic("line1"), "nope", StateFailed) }},
-		{cmdResend, "nope", func() { w.waitStates(resultTopic("line1"), "nope", StateFailed, StateFailed) }},
+		// A cancel of an id not yet enqueued leaves a tombstone in the ledger.
+		{cmdCancel, "nope", func() { w.waitStates(resultTopic("line1"), "nope", StateDone) }},
 	} {
 		behind := "behind-" + tc.command
 		lift := limitFileSize(t)
-		s.send(cmdTopic("line1", tc.command), map[string]any{"id": tc.id})
+		payload := map[string]any{"id": tc.id}
+		msg := "the ledger cannot be written; the command waits and is tried again"
+		if tc.command == cmdCancel {
+			payload["attempts"] = 0
+			msg = "the outbox or the ledger cannot be read or written; the command waits and is tried again"
+		}
+		s.send(cmdTopic("line1", tc.command), payload)
 		s.send(cmdTopic("line1", "printJob"), printJobCmd(behind))
-		failure := `level=ERROR msg="the ledger cannot be written; the command waits and is tried again" id=` + tc.id + ` printer=line1 command=` + tc.command
+		failure := `level=ERROR msg="` + msg + `" id=` + tc.id + ` printer=line1 command=` + tc.command
 		eventually(t, tc.command+": three failures logged", func() bool { return strings.Count(logs.String(), failure) >= 3 })
 		if got := w.statesOf(resultTopic("line1"), behind); len(got) != 0 {
 			t.Errorf("the command behind %s: %v, want it waiting its turn", tc.command, got)

@@ -50,13 +50,16 @@ type OutboxEntry struct {
 	// AgeSeconds is the whole seconds from then to the message's time.
 	Since      time.Time `json:"since"`
 	AgeSeconds int64     `json:"ageSeconds"`
+	// Attempts is the requests sent for it: what a cancel or resend of it names.
+	Attempts int `json:"attempts"`
 }
 
 // openEntry is an entry that is not final, as the view keeps it.
 type openEntry struct {
-	id    string // the caller's id (ids.go), which P/outbox shows
-	state outbox.State
-	since time.Time
+	id       string // the caller's id (ids.go), which P/outbox shows
+	state    outbox.State
+	since    time.Time
+	attempts int
 }
 
 // outboxView follows one controller's outbox: its open entries by printer, and how many
@@ -109,7 +112,7 @@ func (v *outboxView) apply(e outbox.Entry) {
 		if e.State == outbox.Unknown {
 			since = e.Updated
 		}
-		open[e.ID] = openEntry{id: callerID(e), state: e.State, since: since}
+		open[e.ID] = openEntry{id: callerID(e), state: e.State, since: since, attempts: e.Attempts}
 		return
 	}
 	delete(open, e.ID)
@@ -127,7 +130,7 @@ func (v *outboxView) snapshot(remote string, now time.Time) []byte {
 	}
 	for _, e := range v.open[remote] {
 		s.Counts[string(e.state)]++
-		oe := OutboxEntry{ID: e.id, Since: e.since, AgeSeconds: int64(now.Sub(e.since) / time.Second)}
+		oe := OutboxEntry{ID: e.id, Since: e.since, AgeSeconds: int64(now.Sub(e.since) / time.Second), Attempts: e.attempts}
 		switch e.state {
 		case outbox.Unknown:
 			s.Unknown = append(s.Unknown, oe)

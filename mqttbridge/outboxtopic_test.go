@@ -126,7 +126,7 @@ func TestOutboxTopic(t *testing.T) {
 		t.Errorf("more than %d pending and none counted as more: %+v", outboxListMax, got)
 	}
 
-	s.send(cmdTopic("line1", "cancel"), map[string]any{"id": "u1"})
+	s.send(cmdTopic("line1", "cancel"), map[string]any{"id": "u1", "attempts": 1})
 	eventually(t, "u1 cancelled", func() bool {
 		got := w.statesOf(resultTopic("line1"), "u1")
 		return contains(got, StateDone) && contains(got, StateCancelled)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -313,8 +312,8 @@ func (p *pair) keep(ctx context.Context, log func(msg string, args ...any), lost
 
 // pgLedger is the ledger of one controller of a pair, in the database, under its queue name:
 // the same records as the file ledger, so that a bridge taking over answers a redelivered
-// abortPrint, cancel or resend from what the one before it recorded. Writes succeed only while
-// this bridge holds the lease.
+// abortPrint, and a job cancelled before it came, from what the one before it recorded. Writes
+// succeed only while this bridge holds the lease.
 type pgLedger struct {
 	p     *pair
 	queue string
@@ -333,6 +332,10 @@ func (p *pair) openLedger(ctx context.Context, queue string) (*pgLedger, error) 
 	})
 	_, err := p.pool.Exec(ctx, `UPDATE labelprinter_mqtt_ledger SET record = record || $2::jsonb
 		WHERE queue = $1 AND kind = 'abort' AND record->>'state' = 'sending'`, queue, string(cut))
+	if err == nil {
+		// Earlier versions kept cancels and resends by packet identifier; nothing reads them.
+		_, err = p.pool.Exec(ctx, `DELETE FROM labelprinter_mqtt_ledger WHERE queue = $1 AND kind = 'delivery'`, queue)
+	}
 	if err != nil {
 		return nil, p.fail("reading the ledger", err)
 	}
@@ -390,29 +393,16 @@ func (l *pgLedger) abort(printer, id string) (*abortRecord, error) {
 
 func (l *pgLedger) putAbort(r abortRecord) error { return l.put("abort", r.Printer, r.ID, r) }
 
-func (l *pgLedger) delivery(pid uint16) (*deliveryRecord, error) {
-	d := new(deliveryRecord)
-	ok, err := l.get("delivery", "", strconv.Itoa(int(pid)), d)
+func (l *pgLedger) cancelled(printer, id string) (*cancelRecord, error) {
+	r := new(cancelRecord)
+	ok, err := l.get("cancel", printer, id, r)
 	if !ok || err != nil {
 		return nil, err
 	}
-	return d, nil
+	return r, nil
 }
 
-func (l *pgLedger) putDelivery(pid uint16, d deliveryRecord) error {
-	return l.put("delivery", "", strconv.Itoa(int(pid)), d)
-}
-
-func (l *pgLedger) forgetDelivery(pid uint16) error {
-	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
-	defer cancel()
-	_, err := l.p.pool.Exec(ctx, `DELETE FROM labelprinter_mqtt_ledger WHERE queue = $1 AND kind = 'delivery' AND printer = '' AND id = $2`,
-		l.queue, strconv.Itoa(int(pid)))
-	if err != nil {
-		return l.p.fail("writing the ledger", err)
-	}
-	return nil
-}
+func (l *pgLedger) putCancel(r cancelRecord) error { return l.put("cancel", r.Printer, r.ID, r) }
 
 func (l *pgLedger) close() error { return nil }
 

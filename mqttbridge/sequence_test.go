@@ -72,7 +72,7 @@ func TestCommandSequences(t *testing.T) {
 		// then later commands); the kill falls wherever the process is, so they need not
 		// hit the window the dedicated tests hold open.
 		programs = append(programs,
-			[]byte{seqPrintJob, 4, seqArm, 5*3 + 2, seqResend, 0, seqPrintJob, 0},
+			[]byte{seqPrintJob, 4, seqArm, 5*3 + 2, seqResend, 8, seqPrintJob, 0},
 			[]byte{seqArm, 3*3 + 2, seqAbort, 0, seqPrintJob, 0, seqTrigger, 0},
 		)
 		seed := uint64(time.Now().UnixNano())
@@ -285,7 +285,7 @@ func (s *seqRun) step(op, arg int) {
 		if op == seqResend {
 			cmd = cmdResend
 		}
-		payload := map[string]any{"id": target}
+		payload := map[string]any{"id": target, "attempts": 0}
 		if arg&8 != 0 { // name the attempts of its last unknown answer
 			for _, res := range s.answersOf(seqMsg{printer: p, command: cmdPrintJob, id: target}) {
 				if res.State == StateUnknown {

@@ -226,8 +226,8 @@ func checkOrphans(dir string, urls, raw []string, p OrphanPolicy) ([]Orphan, err
 		return nil, fmt.Errorf("--adopt-orphaned-outbox: %w", err)
 	}
 	_ = os.Remove(orphans[0].File + urlExt)
-	// The abortPrint ids it held go with it, into the controller's own ledger when it has one
-	// (a start with the orphan ignored made it).
+	// The abortPrint ids and the tombstones of cancels it held go with it, into the
+	// controller's own ledger when it has one (a start with the orphan ignored made it).
 	if err := adoptLedger(ledgerFile(orphans[0].File), ledgerFile(target)); err != nil {
 		return nil, fmt.Errorf("--adopt-orphaned-outbox: %w", err)
 	}
@@ -236,7 +236,8 @@ func checkOrphans(dir string, urls, raw []string, p OrphanPolicy) ([]Orphan, err
 
 // adoptLedger moves the ledger at from to to: renamed when to has none, and otherwise its
 // records copied into to (to's own record of a key stays) and from removed, so an abortPrint id
-// it held is still answered duplicate after the adoption.
+// it held is still answered duplicate, and a job cancelled before it came is still cancelled,
+// after the adoption.
 func adoptLedger(from, to string) error {
 	if _, err := os.Stat(from); errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -255,7 +256,7 @@ func adoptLedger(from, to string) error {
 	}
 	err = dst.Update(func(dtx *bolt.Tx) error {
 		return src.View(func(stx *bolt.Tx) error {
-			for _, name := range [][]byte{bucketAborts, bucketDeliveries} {
+			for _, name := range [][]byte{bucketAborts, bucketCancels} {
 				sb := stx.Bucket(name)
 				if sb == nil {
 					continue
