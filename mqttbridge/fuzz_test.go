@@ -21,7 +21,7 @@ func FuzzParseCommand(f *testing.F) {
 		f.Add("printJob", []byte(s))
 		f.Add("trigger", []byte(s))
 	}
-	for _, s := range []string{`{"id":"a","attempts":1}`, `{"id":"a","attempts":-1}`, `{"id":"a","attempts":1.0}`, `{"id":"a","attempts":"1"}`, `{"id":"a","attempts":99999999999999999999}`} {
+	for _, s := range []string{`{"id":"a","attempts":1}`, `{"id":"a"}`, `{"id":"a","attempts":-1}`, `{"id":"a","attempts":1.0}`, `{"id":"a","attempts":"1"}`, `{"id":"a","attempts":99999999999999999999}`} {
 		f.Add("resend", []byte(s))
 		f.Add("cancel", []byte(s))
 	}
@@ -57,6 +57,9 @@ func FuzzParseCommand(f *testing.F) {
 		}
 		if cmd.attempts != nil && (*cmd.attempts < 0 || cmd.name != cmdCancel && cmd.name != cmdResend) {
 			t.Fatalf("%s took attempts %d", cmd.name, *cmd.attempts)
+		}
+		if cmd.attempts == nil && (cmd.name == cmdCancel || cmd.name == cmdResend) {
+			t.Fatalf("%s accepted without attempts", cmd.name)
 		}
 	})
 }
