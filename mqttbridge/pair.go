@@ -57,6 +57,7 @@ const pgTimeout = 5 * time.Second
 type pair struct {
 	pool     *pgxpool.Pool
 	dsn      string // with the password of password_file, for the outboxes
+	listen   string // outbox.postgres.listen_dsn, with that password too; "" without
 	secret   []string
 	clientID string
 	owner    string
@@ -71,7 +72,7 @@ type pair struct {
 // use. Its errors never carry the password.
 func openPair(ctx context.Context, cfg *Config) (*pair, error) {
 	pg := cfg.Outbox.Postgres
-	dsn := pg.DSN
+	dsn, listen := pg.DSN, pg.ListenDSN
 	var secret []string
 	if pg.PasswordFile != "" {
 		pw, err := readPassword(pg.PasswordFile)
@@ -80,6 +81,9 @@ func openPair(ctx context.Context, cfg *Config) (*pair, error) {
 		}
 		secret = append(secret, string(pw), url.QueryEscape(string(pw)), url.PathEscape(string(pw)))
 		dsn = withPassword(dsn, string(pw))
+		if listen != "" {
+			listen = withPassword(listen, string(pw))
+		}
 	}
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -94,7 +98,7 @@ func openPair(ctx context.Context, cfg *Config) (*pair, error) {
 	pc.MaxConns = 4
 	pgconf.NoSessionStatements(pc, dsn)
 	host, _ := os.Hostname()
-	p := &pair{dsn: dsn, secret: secret, clientID: cfg.Broker.ClientID, ttl: cfg.Outbox.LeaseTTL, now: time.Now,
+	p := &pair{dsn: dsn, listen: listen, secret: secret, clientID: cfg.Broker.ClientID, ttl: cfg.Outbox.LeaseTTL, now: time.Now,
 		owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:10])}
 	if p.pool, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
 		return nil, p.fail("connecting", err)
@@ -490,9 +494,21 @@ func (b *Bridge) runPair(ctx context.Context) error {
 func (b *Bridge) openShared(ctx context.Context) error {
 	for _, ctl := range b.ctls {
 		q := queueName(b.cfg.Broker.ClientID, ctl.url)
-		ob, err := outbox.OpenPostgres(ctx, b.pair.dsn, q, ctl.client,
-			outbox.WithLeaseTTL(b.pair.ttl),
-			outbox.WithStateChange(func(e outbox.Entry) { b.entryChanged(ctl, e) }))
+		opts := []outbox.Option{outbox.WithLeaseTTL(b.pair.ttl),
+			outbox.WithStateChange(func(e outbox.Entry) { b.entryChanged(ctl, e) })}
+		if b.pair.listen != "" {
+			opts = append(opts, outbox.WithListenDSN(b.pair.listen))
+		}
+		ob, err := outbox.OpenPostgres(ctx, b.pair.dsn, q, ctl.client, opts...)
+		if errors.Is(err, outbox.ErrNoNotifications) {
+			// The configuration points at a pooler that does not carry LISTEN.
+			if b.pair.listen != "" {
+				return &ConfigError{Field: "outbox.postgres.listen_dsn", Err: fmt.Errorf("no notification comes back on it: "+
+					"it must reach the database directly, not through a pooler in transaction mode: %w", err)}
+			}
+			return &ConfigError{Field: "outbox.postgres.dsn", Err: fmt.Errorf("no notification comes back through it, as behind a pooler in transaction mode (PgBouncer): "+
+				"set outbox.postgres.listen_dsn to the same database reached directly: %w", err)}
+		}
 		if err != nil {
 			return err
 		}

@@ -38,6 +38,13 @@ type PostgresConfig struct {
 	DSN string `yaml:"dsn"`
 	// PasswordFile holds the database password, less one trailing newline.
 	PasswordFile string `yaml:"password_file"`
+	// ListenDSN is the same database reached without a pooler in transaction mode (directly,
+	// or through a pooler in session mode), for when DSN goes through one (PgBouncer's
+	// pool_mode = transaction): such a pooler carries the leases, the ledger and the outboxes'
+	// transactions, but not LISTEN, and the outboxes hear their notifications here. Written
+	// as DSN is; it must not hold a password when PasswordFile is set, which gives it that
+	// password too.
+	ListenDSN string `yaml:"listen_dsn"`
 }
 
 // pairMode reports whether the bridge keeps its state in PostgreSQL.
@@ -96,9 +103,17 @@ func (c *Config) validateOutbox() error {
 		// pgx's text may quote the DSN, password and all: it is not passed on.
 		return fieldErr("outbox.postgres.dsn", "not a PostgreSQL URL or keyword/value connection string")
 	}
+	if pg.ListenDSN != "" {
+		if _, err := pgconn.ParseConfig(pg.ListenDSN); err != nil {
+			return fieldErr("outbox.postgres.listen_dsn", "not a PostgreSQL URL or keyword/value connection string")
+		}
+	}
 	if pg.PasswordFile != "" {
 		if dsnHasPassword(pg.DSN) {
 			return fieldErr("outbox.postgres", "dsn holds a password and password_file is set: keep the password in one place (the file)")
+		}
+		if dsnHasPassword(pg.ListenDSN) {
+			return fieldErr("outbox.postgres", "listen_dsn holds a password and password_file is set: keep the password in one place (the file)")
 		}
 		if _, err := readPassword(pg.PasswordFile); err != nil {
 			return &ConfigError{Field: "outbox.postgres.password_file", Err: err}

@@ -23,6 +23,10 @@ func TestPairConfig(t *testing.T) {
 	if q := queueName(c.Broker.ClientID, c.Printers[0].URL); q != "pair-1 http://x" {
 		t.Errorf("queue %q: want the client id and the normalised URL", q)
 	}
+	c, err = ParseConfig([]byte(head+"outbox: {postgres: {dsn: \"postgres://bridge@pooler/plant\", listen_dsn: \"postgres://bridge@db1/plant\", password_file: pgpw}}\n"), dir)
+	if err != nil || c.Outbox.Postgres.ListenDSN != "postgres://bridge@db1/plant" {
+		t.Fatalf("listen_dsn: %v, %+v", err, c.Outbox.Postgres)
+	}
 	c, err = ParseConfig([]byte(head+"outbox: {postgres: {dsn: \"host=db1 user=bridge\"}, lease_ttl: 3s}\n"), dir)
 	if err != nil || c.Outbox.LeaseTTL != 3*time.Second {
 		t.Fatalf("keyword/value DSN and lease_ttl: %v, %+v", err, c)
@@ -40,6 +44,9 @@ func TestPairConfig(t *testing.T) {
 		{head + "outbox: {postgres: {dsn: \"postgres://db1/plant\", password_file: missing}}", "outbox.postgres.password_file", "missing"},
 		{head + "outbox: {postgres: {dsn: \"postgres://db1/plant\"}, lease_ttl: 10ms}", "outbox.lease_ttl", "floor"},
 		{head + "outbox: {postgres: {dsn: \"postgres://db1/plant\"}, leas_ttl: 1s}", "", "lease_ttl"},
+		{head + "outbox: {postgres: {dsn: \"postgres://bridge@pooler/plant\", listen_dsn: \"postgres://bridge:db-secret-pw@db1/plant\", password_file: pgpw}}", "outbox.postgres", "listen_dsn"},
+		{head + "outbox: {postgres: {dsn: \"postgres://bridge@pooler/plant\", listen_dsn: \"host=db1 password=db-secret-pw\", password_file: pgpw}}", "outbox.postgres", "listen_dsn"},
+		{head + "outbox: {postgres: {dsn: \"postgres://pooler/plant\", listen_dsn: \"postgres://u:db-secret-pw@db1:notaport/x\"}}", "outbox.postgres.listen_dsn", "not a PostgreSQL"},
 	}
 	for _, tc := range cases {
 		_, err := ParseConfig([]byte(tc.yaml), dir)

@@ -1,0 +1,67 @@
+package mqttbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
+)
+
+// TestPairBehindPooler: with outbox.postgres.dsn through PgBouncer in transaction mode, which
+// carries the lease and every transaction but not LISTEN, the bridge does not stop answering
+// silently once the broker's in-flight window (mosquitto's 20) is full: without listen_dsn its
+// Run ends at once with a *ConfigError naming outbox.postgres.listen_dsn; with it (and
+// password_file giving both DSNs the password), 25 printJobs sent at once are each answered
+// queued and sent.
+func TestPairBehindPooler(t *testing.T) {
+	pooled, direct := pgtest.Pooler(t).NewDatabase(t)
+	var bk testBroker
+	if bin := mosquittoBin(t); bin != "" {
+		bk = newMosquitto(t, bin)
+	} else {
+		t.Log("mosquitto is not installed: the embedded broker stands in")
+		bk = newEmbedded(t)
+	}
+	pl := startPlant(t, "p1")
+	cfg := testConfig(t, bk.URL(), pl, "p1")
+	cfg.StateDir = ""
+	cfg.Outbox = OutboxConfig{Postgres: &PostgresConfig{DSN: pooled}, LeaseTTL: 10 * time.Second}
+
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	err = b.Run(ctx)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Field != "outbox.postgres.dsn" || !strings.Contains(err.Error(), "outbox.postgres.listen_dsn") ||
+		!strings.Contains(err.Error(), "pooler in transaction mode") {
+		t.Fatalf("Run through the pooler without listen_dsn: %v; want a *ConfigError naming the pooler and outbox.postgres.listen_dsn", err)
+	}
+
+	// Another pair: the lease the failed Run took runs out in its own time.
+	cfg.Broker.ClientID += "-listen"
+	dir := t.TempDir()
+	cfg.Outbox.Postgres = &PostgresConfig{DSN: pooled, ListenDSN: direct, PasswordFile: writeFile(t, dir, "pgpw", "pw-for-trust\n")}
+	w := watch(t, bk.URL(), prefix+"/#")
+	startBridge(t, cfg)
+	w.waitOnline(1)
+	s := newSender(t, bk.URL())
+	const n = 25
+	for i := range n {
+		s.send(cmdTopic("p1", "printJob"), printJobCmd(fmt.Sprintf("job-%02d", i)))
+	}
+	for i := range n {
+		w.waitStates(resultTopic("p1"), fmt.Sprintf("job-%02d", i), StateQueued, StateSent)
+	}
+	for i := range n {
+		if c := pl.printed(fmt.Sprintf("job-%02d", i)); c != 1 {
+			t.Errorf("job-%02d printed %d times", i, c)
+		}
+	}
+}
