@@ -65,6 +65,8 @@ type Bridge struct {
 	password []byte
 	tls      *tls.Config
 	printers map[string]*printer // by topic segment
+	// instance names this process in <topic_prefix>/bridge/online (see OnlineState).
+	instance string
 	ctls     []*controller
 	pub      *publisher
 	// crash, when set (by tests), is called at each point where a process may die while it
@@ -179,6 +181,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		replies:  map[entryKey]reply{},
 		aborting: map[*printer]chan struct{}{},
 		takeover: takeoverWatch{clientID: cfg.Broker.ClientID},
+		instance: newInstance(),
 	}
 	b.pub = newPublisher(b.log)
 	var err error
@@ -240,6 +243,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 			b.closeOutboxes()
 			return nil, err
 		}
+		b.instance = b.pair.owner // one name in the lease row and on the broker
 		return b, nil
 	}
 	var urls []string
@@ -313,7 +317,8 @@ func (b *Bridge) Close() error {
 // outages. When ctx ends it stops taking commands (those not yet taken stay unacknowledged
 // with the broker, and the subscription stays), lets print jobs in flight finish or become
 // unknown, publishes their results and "offline", disconnects and returns nil. Run may be
-// called once. When another connection with broker.client_id takes the broker session, Run
+// called once. At start, Run refuses to connect when <topic_prefix>/bridge/online says another
+// bridge process is online (see [ErrAnotherBridgeOnline]). When another connection with broker.client_id takes the broker session, Run
 // stops at once without reconnecting or publishing "offline" (the other process is online)
 // and returns an error wrapping [ErrSessionTakenOver].
 func (b *Bridge) Run(ctx context.Context) error {
@@ -322,6 +327,11 @@ func (b *Bridge) Run(ctx context.Context) error {
 	}
 	if b.ran.Swap(true) {
 		return errors.New("mqttbridge.Run: called twice, or after Close")
+	}
+	if err := b.checkOnline(ctx); err != nil || ctx.Err() != nil {
+		close(b.pub.stopped) // no publisher runs
+		b.closeOutboxes()
+		return err
 	}
 	if b.pair != nil {
 		return b.runPair(ctx)
@@ -354,7 +364,7 @@ func (b *Bridge) bridge(ctx context.Context) error {
 		ConnectUsername:               b.cfg.Broker.Username,
 		ConnectPassword:               b.password,
 		WillMessage: &paho.WillMessage{
-			Topic: onlineTopic(b.cfg.TopicPrefix), Payload: []byte("offline"), QoS: 1, Retain: true,
+			Topic: onlineTopic(b.cfg.TopicPrefix), Payload: b.onlinePayload(BridgeOffline), QoS: 1, Retain: true,
 		},
 		// paho's default delays the Will by twice the keep-alive; the plant should know at once.
 		WillProperties: &paho.WillProperties{WillDelayInterval: &zero},
@@ -472,7 +482,7 @@ func (b *Bridge) bridge(ctx context.Context) error {
 		_ = ctl.client.Close()
 	}
 	if !fenced && taken == nil {
-		offline := &message{topic: onlineTopic(b.cfg.TopicPrefix), payload: []byte("offline"), retain: true, done: make(chan struct{})}
+		offline := &message{topic: onlineTopic(b.cfg.TopicPrefix), payload: b.onlinePayload(BridgeOffline), retain: true, done: make(chan struct{})}
 		b.pub.push(offline)
 		grace := time.NewTimer(stopGrace)
 		defer grace.Stop()
@@ -525,7 +535,7 @@ func (b *Bridge) connected(ctx context.Context, cm *autopaho.ConnectionManager) 
 	if !b.subscribe(ctx, cm) {
 		return
 	}
-	b.pub.push(&message{topic: onlineTopic(b.cfg.TopicPrefix), payload: []byte("online"), retain: true})
+	b.pub.push(&message{topic: onlineTopic(b.cfg.TopicPrefix), payload: b.onlinePayload(BridgeOnline), retain: true})
 	for _, ctl := range b.ctls {
 		for _, p := range ctl.printers {
 			// Pushed under the printer's lock, so a newer state pushed by its watch cannot be

@@ -92,7 +92,7 @@ func testCrashRecovery(t *testing.T, bk testBroker) {
 		defer w.mu.Unlock()
 		n := 0
 		for _, p := range w.got {
-			if p.Topic == online && string(p.Payload) == "offline" {
+			if p.Topic == online && onlineStateOf(p) == BridgeOffline {
 				n++
 			}
 		}
@@ -103,7 +103,7 @@ func testCrashRecovery(t *testing.T, bk testBroker) {
 		defer w.mu.Unlock()
 		n := 0
 		for _, p := range w.got {
-			if p.Topic == online && string(p.Payload) == "online" {
+			if p.Topic == online && onlineStateOf(p) == BridgeOnline {
 				n++
 			}
 		}
@@ -200,7 +200,7 @@ func testCrashRecovery(t *testing.T, bk testBroker) {
 	if err := child.Wait(); err != nil {
 		t.Fatalf("the last bridge did not stop cleanly on SIGTERM: %v", err)
 	}
-	if last := w.last(online); last == nil || string(last.Payload) != "offline" {
+	if last := w.last(online); last == nil || onlineStateOf(last) != BridgeOffline {
 		t.Errorf("after SIGTERM, %s is not offline", online)
 	}
 

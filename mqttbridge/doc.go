@@ -33,7 +33,8 @@
 // Under <topic_prefix>/<printer name>: status, counters and outbox ([OutboxState]; retained),
 // result (QoS 1), and cmd/printJob, cmd/trigger, cmd/abortPrint, cmd/cancel, cmd/resend;
 // <topic_prefix>/bridge/online
-// says "online" or "offline" (also the connection's Will, with a Will Delay Interval of 0).
+// holds an [OnlineState]: "online" or "offline" and the process (also the connection's Will,
+// with a Will Delay Interval of 0).
 // Every result of a command also goes to its MQTT 5 Response Topic with its Correlation Data;
 // a command whose Response Topic is not a valid topic name, starts with "$" or lies under
 // <topic_prefix> is answered "invalid" on its result topic alone, and not executed.
@@ -53,7 +54,10 @@
 // Two processes with one broker client id take the session from each other without end. A
 // bridge whose session another connection took (DISCONNECT reason 0x8E, or, from brokers that
 // close the connection without a word, 10 connections in a row closed within 2 s of being
-// accepted) stops at once without reconnecting, and Run returns [ErrSessionTakenOver].
+// accepted) stops at once without reconnecting, and Run returns [ErrSessionTakenOver]. At
+// start, a bridge that finds <topic_prefix>/bridge/online held by another live process
+// refuses to connect, unless that one is of its own pair, and Run returns
+// [ErrAnotherBridgeOnline].
 //
 // [StartBroker] runs an MQTT broker in the process, for trying the bridge out and for tests.
 package mqttbridge

@@ -428,13 +428,23 @@ func writeFile(t testing.TB, dir, name, content string) string {
 	return p
 }
 
+// onlineStateOf is the State of a message on the bridge's online topic ("" when it is no
+// OnlineState).
+func onlineStateOf(p *paho.Publish) string {
+	var s OnlineState
+	if json.Unmarshal(p.Payload, &s) != nil {
+		return ""
+	}
+	return s.State
+}
+
 // onlines counts the "online" messages seen: one per (re)connect of a bridge.
 func (w *watcher) onlines() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := 0
 	for _, p := range w.got {
-		if p.Topic == onlineTopic(prefix) && string(p.Payload) == "online" {
+		if p.Topic == onlineTopic(prefix) && onlineStateOf(p) == BridgeOnline {
 			n++
 		}
 	}

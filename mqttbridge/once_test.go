@@ -87,7 +87,7 @@ func (r *rig) onlines() int {
 	defer r.w.mu.Unlock()
 	n := 0
 	for _, p := range r.w.got {
-		if p.Topic == onlineTopic(r.prefix) && string(p.Payload) == "online" {
+		if p.Topic == onlineTopic(r.prefix) && onlineStateOf(p) == BridgeOnline {
 			n++
 		}
 	}

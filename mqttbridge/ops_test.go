@@ -98,7 +98,7 @@ func TestBrokerRestart(t *testing.T) {
 		w2 := watch(t, bk.URL(), prefix+"/#")
 		eventually(t, "online, status and counters after the restart", func() bool {
 			on := w2.last(onlineTopic(prefix))
-			return on != nil && string(on.Payload) == "online" && w2.last(prefix+"/line1/status") != nil && w2.last(prefix+"/line1/counters") != nil
+			return on != nil && onlineStateOf(on) == BridgeOnline && w2.last(prefix+"/line1/status") != nil && w2.last(prefix+"/line1/counters") != nil
 		})
 		newSender(t, bk.URL()).send(cmdTopic("line1", "printJob"), printJobCmd("after-restart"))
 		w2.waitStates(resultTopic("line1"), "after-restart", StateQueued, StateSent)

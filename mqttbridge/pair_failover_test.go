@@ -94,7 +94,7 @@ func testPairFailover(t *testing.T, bk testBroker, dsn string) {
 		defer w.mu.Unlock()
 		n := 0
 		for _, p := range w.got {
-			if p.Topic == online && string(p.Payload) == payload {
+			if p.Topic == online && onlineStateOf(p) == payload {
 				n++
 			}
 		}

@@ -66,7 +66,7 @@ func TestPairLeaseLost(t *testing.T) {
 	// moment later: Run may return first.
 	eventually(t, "the Will: "+onlineTopic(prefix)+" offline after the lease was lost", func() bool {
 		last := w.last(onlineTopic(prefix))
-		return last != nil && string(last.Payload) == "offline"
+		return last != nil && onlineStateOf(last) == BridgeOffline
 	})
 	s.send(cmdTopic("p1", "printJob"), printJobCmd("after"))
 	time.Sleep(500 * time.Millisecond)
@@ -257,7 +257,7 @@ func TestPairDatabasePaused(t *testing.T) {
 	// The Will, as soon as the bridge left: before its lease (2 s from its last renewal) ran out.
 	eventually(t, "the Will of the fenced bridge", func() bool {
 		last := w.last(onlineTopic(prefix))
-		return last != nil && string(last.Payload) == "offline"
+		return last != nil && onlineStateOf(last) == BridgeOffline
 	})
 	left := time.Since(paused)
 	// A command now reaches no one: the bridge left, and the broker keeps it for the next.

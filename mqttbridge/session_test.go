@@ -16,7 +16,7 @@ func TestCommandsWhileStopped(t *testing.T) {
 		r := startBridge(t, cfg)
 		w.waitOnline(1)
 		r.stop(t)
-		if last := w.last(onlineTopic(prefix)); last == nil || string(last.Payload) != "offline" {
+		if last := w.last(onlineTopic(prefix)); last == nil || onlineStateOf(last) != BridgeOffline {
 			t.Fatalf("after a clean stop, online is %v, want offline", last)
 		}
 		s := newSender(t, bk.URL())

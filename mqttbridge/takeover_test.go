@@ -25,6 +25,7 @@ type intruder struct {
 
 	mu       sync.Mutex
 	connects int
+	up       bool // connected now
 }
 
 func startIntruder(t *testing.T, brokerURL, clientID string) *intruder {
@@ -53,9 +54,13 @@ func startIntruder(t *testing.T, brokerURL, clientID string) *intruder {
 			}
 			in.mu.Lock()
 			in.connects++
+			in.up = true
 			in.mu.Unlock()
 			select {
 			case <-cli.Done():
+				in.mu.Lock()
+				in.up = false
+				in.mu.Unlock()
 			case <-in.stop:
 				_ = cli.Disconnect(&paho.Disconnect{})
 				<-cli.Done()
@@ -71,6 +76,12 @@ func (in *intruder) count() int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.connects
+}
+
+func (in *intruder) isUp() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.up
 }
 
 // TestSessionTakenOverStops: another process that connects with the bridge's client_id and
@@ -115,10 +126,12 @@ func TestSessionTakenOverStops(t *testing.T) {
 			t.Errorf("no error-level line naming the client id; the log:\n%s", logs.String())
 		}
 		// Run has returned, so its connection manager has too (goleak checks): the other
-		// process keeps the session.
+		// process, once it has connected again after the bridge's last takeover, keeps the
+		// session.
+		eventually(t, "the other process connected", in.isUp)
 		n := in.count()
 		time.Sleep(300 * time.Millisecond)
-		if in.count() != n {
+		if in.count() != n || !in.isUp() {
 			t.Errorf("the other process lost its connection %d times after the bridge stopped", in.count()-n)
 		}
 	})

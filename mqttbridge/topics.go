@@ -9,7 +9,7 @@ import (
 
 // The topic layout, in one place. P is <topic_prefix>/<printer name>.
 const (
-	topicOnline   = "bridge/online" // under the prefix: "online" / "offline", retained
+	topicOnline   = "bridge/online" // under the prefix: an OnlineState, retained
 	topicStatus   = "status"        // P/status, retained
 	topicCounters = "counters"      // P/counters, retained
 	topicResult   = "result"        // P/result, QoS 1, not retained

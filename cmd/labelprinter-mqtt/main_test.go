@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eclipse/paho.golang/paho"
 	labelprinter "github.com/labelprinter/go-labelprinter"
 	"github.com/labelprinter/go-labelprinter/internal/testkit"
 	"github.com/labelprinter/go-labelprinter/mqttbridge"
@@ -163,5 +165,90 @@ func TestAdoptFlagChecked(t *testing.T) {
 	var stderr syncBuffer
 	if code := run(ctx, []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", "HTTP://127.0.0.1:8/", "--embedded-broker", "127.0.0.1:0"}, &stderr); code != 0 {
 		t.Errorf("a configured URL in another spelling: exit %d, %q", code, stderr.String())
+	}
+}
+
+// TestSecondBridgeExits1: a second bridge with the same client_id, started while the first is
+// online, exits 1 naming the first's instance and the client id, and the first runs on to a
+// clean stop (exit 0).
+func TestSecondBridgeExits1(t *testing.T) {
+	sim, err := printersim.Start(printersim.WithPrinters("line1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	dir := t.TempDir()
+	cfg1 := filepath.Join(dir, "first.yml")
+	_ = os.WriteFile(cfg1, []byte(fmt.Sprintf("broker: {client_id: box}\nstate_dir: state1\nprinters: [{name: line1, url: %q, printer: line1}]\n", sim.URL)), 0o600)
+	cfg2 := filepath.Join(dir, "second.yml")
+	_ = os.WriteFile(cfg2, []byte(fmt.Sprintf("broker: {url: \"mqtt://%s\", client_id: box}\nstate_dir: state2\nprinters: [{name: line1, url: %q, printer: line1}]\n", addr, sim.URL)), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr1 syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"--config.file", cfg1, "--embedded-broker", addr}, &stderr1) }()
+	on := waitOnline(t, addr)
+
+	var stderr2 syncBuffer
+	if code := run(context.Background(), []string{"--config.file", cfg2}, &stderr2); code != 1 ||
+		!strings.Contains(stderr2.String(), on.Instance) || !strings.Contains(stderr2.String(), `same client_id "box"`) {
+		t.Errorf("the second bridge: exit %d, stderr %q; want 1 naming %s and the client id", code, stderr2.String(), on.Instance)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("the first bridge: exit %d, want 0 after its stop: %s", code, stderr1.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("no exit after the stop")
+	}
+}
+
+// waitOnline waits for a bridge's online message on the broker at addr and returns it.
+func waitOnline(t *testing.T, addr string) mqttbridge.OnlineState {
+	t.Helper()
+	got := make(chan mqttbridge.OnlineState, 16)
+	var conn net.Conn
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var err error
+		if conn, err = net.Dial("tcp", addr); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cli := paho.NewClient(paho.ClientConfig{ClientID: "watch", Conn: conn,
+		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
+			var s mqttbridge.OnlineState
+			if json.Unmarshal(pr.Packet.Payload, &s) == nil && s.State == mqttbridge.BridgeOnline {
+				got <- s
+			}
+			return true, nil
+		}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	defer func() { _ = cli.Disconnect(&paho.Disconnect{}); <-cli.Done() }()
+	if _, err := cli.Connect(ctx, &paho.Connect{ClientID: "watch", CleanStart: true, KeepAlive: 30}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: "labelprinter/bridge/online", QoS: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		return s
+	case <-ctx.Done():
+		t.Fatal("no bridge came online")
+		return mqttbridge.OnlineState{}
 	}
 }
