@@ -47,7 +47,9 @@
 // with one configuration: the one holding the lease connects and bridges, the others stand by
 // without connecting, and one of them takes over within the lease's TTL once the active one
 // dies. A bridge that cannot renew its lease leaves the broker with its Will before the lease
-// runs out, executes nothing more, and Run returns [ErrLeaseLost].
+// runs out, executes nothing more, and Run returns [ErrLeaseLost]. Behind a pooler in
+// transaction mode, which does not carry the outboxes' LISTEN, Run ends with a [ConfigError]
+// unless PostgresConfig.ListenDSN reaches the database without it.
 //
 // # One process per client id
 //

@@ -24,7 +24,10 @@
 // [WithLeaseTTL]); when its holder dies, another Run takes the lane over once the lease has run
 // out and turns the entry the holder left Sending into Unknown. Leases, expiry and Prune go by
 // the database's clock, and Wait and WithStateChange hear of every process's changes through
-// LISTEN/NOTIFY.
+// LISTEN/NOTIFY, which OpenPostgres checks at open: behind a pooler in transaction mode, which
+// does not carry LISTEN, give [WithListenDSN] the database reached directly. Nothing waits on
+// a notification alone: Wait reads its entry every 2 s, and the Outbox's own changes whose
+// notification does not come are read back and told within 2 s.
 //
 // # Kinds
 //

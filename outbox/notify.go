@@ -25,7 +25,9 @@ import (
 // only hands a change to that goroutine, so a slow f never holds up delivery, Enqueue or Wait:
 // the changes it has not taken yet wait in memory, as many as are committed meanwhile. Close
 // returns once f has returned for every change committed before it; f must therefore return
-// in the end and must not call Close. f may call the Outbox's other methods.
+// in the end and must not call Close. f may call the Outbox's other methods. On a queue in
+// PostgreSQL the changes come by notification, and a change this Outbox committed whose
+// notification does not come is read back and told within 2 s (OpenPostgres says more).
 func WithStateChange(f func(Entry)) Option {
 	return func(o *options) error {
 		if f == nil {
