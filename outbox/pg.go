@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/fence"
 	"github.com/labelprinter/go-labelprinter/internal/pgconf"
 )
 
@@ -133,6 +134,7 @@ type pgStore struct {
 	secret []string // what to take out of every error: the password, as written and as sent
 
 	offset atomic.Int64 // the database's clock minus this host's, in ns
+	leases laneLeases   // the lanes held for certain, by this host's monotonic clock (lease.go)
 	// unanswered: giving up the leases at the end of a Run timed out; Close does not wait
 	// for the database again.
 	unanswered atomic.Bool
@@ -229,7 +231,7 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	ob := newOutbox(c, o)
 	ob.recheck = pgRecheck
 	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, secret: secret, connCfg: connCfg, listenDSN: o.listenDSN != "", hook: ob.hook(),
-		owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{},
+		leases: laneLeases{ttl: o.leaseTTL}, owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{},
 		toldState: toldState{toldAt: map[uint64]time.Time{}, unheard: map[uint64]unheard{}}}
 	if o.clock != nil {
 		s.clock = o.clock
@@ -653,8 +655,10 @@ func (s *pgStore) expire(ctx context.Context, items []*item, _ time.Time, f func
 // another entry comes first; the index is then looked at again.
 func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*record) bool) (*record, error) {
 	var rec *record
+	var held bool
+	sent := time.Now() // the renewal below counts from here
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rec = nil
+		rec, held = nil, false
 		tag, err := tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET in_flight = $3, lease_until = now() + $5 * interval '1 microsecond'
 			WHERE queue = $1 AND printer = $2 AND owner = $4 AND lease_until > now()`,
 			s.queue, it.printer, int64(it.seq), s.owner, s.ttl.Microseconds())
@@ -664,6 +668,7 @@ func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*reco
 		if tag.RowsAffected() == 0 {
 			return nil // the lease ran out, and maybe another Run has the lane
 		}
+		held = true
 		r, err := scanRecord(tx.QueryRow(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
 			WHERE queue = $1 AND printer = $2 AND state IN ('pending', 'sending') AND pruned IS NULL
 			ORDER BY seq LIMIT 1 FOR UPDATE`, s.queue, it.printer))
@@ -685,9 +690,17 @@ func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*reco
 	if err != nil {
 		return nil, s.fail(fmt.Sprintf("recording %q as sending", it.id), err)
 	}
+	if held {
+		s.leases.renewed(it.printer, sent)
+	} else {
+		s.leases.lost(it.printer)
+	}
 	s.expect(rec)
 	return rec, nil
 }
+
+// laneLease returns the lease of printer's lane when this Outbox holds it for certain now.
+func (s *pgStore) laneLease(printer string) *fence.Lease { return s.leases.lease(printer) }
 
 // finish commits the outcome of an entry begin returned, if it is still Sending from that
 // attempt: a Run that took the lane over meanwhile has made it Unknown, which stays, and an
@@ -758,6 +771,9 @@ type laneState struct {
 	held    []string
 	pending []*record
 	unknown []*record
+	// uncertain: a lane is held whose acquire or renewal came back after its deadline; it is
+	// renewed at once, and not acted on until then.
+	uncertain bool
 }
 
 // sync renews this Outbox's leases, takes the lanes with work whose lease is free or ran out
@@ -769,6 +785,8 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 	if err := s.measure(ctx); err != nil {
 		return st, err
 	}
+	// The lease counts from when its renewal was sent: the database may run it later.
+	sent := time.Now()
 	rows, err := s.pool.Query(ctx, `UPDATE labelprinter_outbox_lanes SET lease_until = now() + $3 * interval '1 microsecond'
 		WHERE queue = $1 AND owner = $2 AND lease_until > now() RETURNING printer`, s.queue, s.owner, s.ttl.Microseconds())
 	if err != nil {
@@ -778,6 +796,14 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 	if err != nil {
 		return st, s.fail("renewing leases", err)
 	}
+	renewed := map[string]bool{}
+	for _, p := range held {
+		renewed[p] = true
+		if !s.leases.renewed(p, sent) {
+			st.uncertain = true
+		}
+	}
+	s.leases.keep(renewed) // a lane the renewal did not find is lost: nothing more leaves for it
 	rows, err = s.pool.Query(ctx, `SELECT DISTINCT e.printer FROM labelprinter_outbox_entries e
 		WHERE e.queue = $1 AND e.state IN ('pending', 'sending') AND e.pruned IS NULL
 		AND NOT EXISTS (SELECT 1 FROM labelprinter_outbox_lanes l WHERE l.queue = e.queue AND l.printer = e.printer
@@ -790,6 +816,7 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 		return st, s.fail("looking for lanes", err)
 	}
 	for _, p := range free {
+		sent := time.Now()
 		unknown, ok, err := s.take(ctx, p, inFlight)
 		if err != nil {
 			return st, err
@@ -797,6 +824,9 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 		if ok {
 			held = append(held, p)
 			st.unknown = append(st.unknown, unknown...)
+			if !s.leases.renewed(p, sent) {
+				st.uncertain = true
+			}
 		}
 	}
 	st.held = held
@@ -883,7 +913,7 @@ func (s *pgStore) take(ctx context.Context, printer string, inFlight func(seq ui
 			if owner == s.owner && inFlight(r.Seq) {
 				continue
 			}
-			orphaned(r, r.Updated)
+			leaseRanOut(r)
 			if err := save(ctx, tx, s.queue, r); err != nil {
 				return err
 			}
@@ -944,6 +974,7 @@ func (s *pgStore) orphan(ctx context.Context, printer string, seq int64) ([]*rec
 // release gives up every lease this Outbox holds, so that another Run may take the lanes at
 // once.
 func (s *pgStore) release(ctx context.Context) error {
+	s.leases.leaveAll()
 	_, err := s.pool.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET owner = '', lease_until = '-infinity'
 		WHERE queue = $1 AND owner = $2`, s.queue, s.owner)
 	if err != nil && ctx.Err() != nil {
@@ -953,6 +984,7 @@ func (s *pgStore) release(ctx context.Context) error {
 }
 
 func (s *pgStore) close() error {
+	s.leases.leaveAll()
 	s.stopL()
 	<-s.lDone
 	pgconf.Close(s.pool, poolCloseWait)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/fence"
 )
 
 // settleGrace is how long a print job in flight may still take after Run's context ends or
@@ -192,6 +193,11 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 	// A shared store's lanes: this Run delivers those it holds, looked at every poll and when
 	// an entry was added elsewhere. A failure of the database is waited out, not fatal.
 	shared, _ := o.store.(sharedStore)
+	fenced, _ := o.store.(fencedStore)
+	var certain func(printer string) bool // nil: every lane is this Outbox's (the file store)
+	if fenced != nil {
+		certain = func(p string) bool { return fenced.laneLease(p) != nil }
+	}
 	var (
 		synced    bool      // the lanes were looked at once
 		nextSync  time.Time // zero: at once
@@ -238,11 +244,15 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 			if !now.Before(nextSync) {
 				o.dirty.Store(false)
 				lastSync = now
-				if err := o.syncLanes(ctx, shared); err != nil {
+				if uncertain, err := o.syncLanes(ctx, shared); err != nil {
 					storeFailed(err)
 				} else {
 					dbFails, synced = 0, true
 					nextSync = now.Add(shared.poll())
+					if uncertain {
+						// A lane's acquire or renewal came back too late to act on: renew at once.
+						nextSync = now.Add(minSyncGap)
+					}
 				}
 			}
 		}
@@ -259,7 +269,7 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 		var next time.Time
 		if !stopping && (shared == nil || (synced && time.Now().After(storeDown))) {
 			var ready []*item
-			ready, next = o.claim()
+			ready, next = o.claim(certain)
 			for _, it := range ready {
 				inFlight++
 				go func(it *item) { done <- delivery{it: it, err: o.deliver(reqCtx, it)} }(it)
@@ -327,8 +337,9 @@ func minTime(a, b time.Time) time.Time {
 }
 
 // syncLanes looks at a shared store's lanes and brings the index up to date: it holds the
-// Pending entries of the lanes this Outbox holds, and nothing else.
-func (o *Outbox) syncLanes(ctx context.Context, s sharedStore) error {
+// Pending entries of the lanes this Outbox holds, and nothing else. uncertain says that a lane
+// is held whose acquire or renewal came back too late to act on.
+func (o *Outbox) syncLanes(ctx context.Context, s sharedStore) (uncertain bool, err error) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
 	// A look the database does not answer must not hold up the end of Run, and Close with it:
@@ -353,7 +364,7 @@ func (o *Outbox) syncLanes(ctx context.Context, s sharedStore) error {
 		return false
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, r := range st.unknown {
 		o.logState(r, true)
@@ -378,7 +389,7 @@ func (o *Outbox) syncLanes(ctx context.Context, s sharedStore) error {
 			o.insert(newItem(r))
 		}
 	}
-	return nil
+	return st.uncertain, nil
 }
 
 // releaseTimeout bounds giving up the lanes' leases at the end of a Run: it is best effort, as
@@ -463,8 +474,9 @@ func beginRule(r *record) bool {
 }
 
 // claim picks the head of every idle lane that is due, marks it busy, and returns them with
-// the time the earliest waiting head or deadline falls due.
-func (o *Outbox) claim() (ready []*item, next time.Time) {
+// the time the earliest waiting head or deadline falls due. With certain, only the lanes it
+// reports held for certain now.
+func (o *Outbox) claim(certain func(printer string) bool) (ready []*item, next time.Time) {
 	now := o.now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -484,6 +496,9 @@ func (o *Outbox) claim() (ready []*item, next time.Time) {
 		if head.due.After(now) {
 			earliest(head.due)
 			continue
+		}
+		if certain != nil && !certain(head.printer) {
+			continue // the next look at the lanes renews it, and wakes Run
 		}
 		head.busy = true
 		l.sending = true
@@ -520,11 +535,24 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 		errText    string
 		answer     json.RawMessage
 		retryAfter time.Duration
+		resp       json.RawMessage
+		perr       error
+		cut        bool               // the lane's lease stopped the request before it was written
+		written    = fence.WasWritten // how far the request got, when the lane has a lease
 	)
-	resp, perr := o.send(ctx, rec)
-	state, retryAfter = classify(perr)
-	if perr != nil {
-		errText = errorText(perr)
+	if fs, ok := o.store.(fencedStore); ok {
+		resp, written, perr = o.sendLeased(ctx, fs, rec)
+		cut = errors.Is(perr, errCut)
+	} else {
+		resp, perr = o.send(ctx, rec)
+	}
+	if cut {
+		state, errText = Pending, notWrittenText
+	} else {
+		state, retryAfter = classify(perr)
+		if perr != nil {
+			errText = errorText(perr)
+		}
 	}
 	if state == Sent && len(resp) > 0 {
 		answer = resp
@@ -535,7 +563,7 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 	final.Updated = o.now().UTC().Round(0)
 	err = o.store.finish(ctx, &final)
 	if errors.Is(err, errLateOutcome) {
-		o.lateOutcome(it, &final)
+		o.lateOutcome(it, &final, written)
 		return nil
 	}
 	if err != nil {
@@ -543,7 +571,7 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 		o.release(it, &state)
 		return fmt.Errorf("outbox: recording the outcome of %q (%s): %w", it.id, state, err)
 	}
-	if state == Pending {
+	if state == Pending && !cut { // a cut request waits for its lane's lease, not for the printer
 		o.mu.Lock()
 		it.failures++
 		it.due = o.now().Add(o.backoff(it.failures, retryAfter))
