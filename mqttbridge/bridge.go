@@ -95,6 +95,10 @@ type Bridge struct {
 	replies map[entryKey]reply
 	// aborting holds, per printer, a channel closed when its abortPrint in flight is answered.
 	aborting map[*printer]chan struct{}
+	// behind holds, per printer, the commands that wait for its abortPrint's answer, in
+	// arrival order (abortorder.go); drainers are the goroutines that handle them.
+	behind   map[*printer][]heldCommand
+	drainers sync.WaitGroup
 }
 
 // entryKey names an outbox entry: ids are unique per controller's outbox.
@@ -180,6 +184,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		waiting:  map[entryKey]*waiter{},
 		replies:  map[entryKey]reply{},
 		aborting: map[*printer]chan struct{}{},
+		behind:   map[*printer][]heldCommand{},
 		takeover: takeoverWatch{clientID: cfg.Broker.ClientID},
 		instance: newInstance(),
 	}
@@ -471,6 +476,7 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	close(b.stopCh)
 	b.ackers.Wait()
 	b.aborts.Wait()
+	b.drainers.Wait() // each sees stopped once its abortPrint is answered
 	stopRun()
 	for _, ctl := range b.ctls {
 		// Close lets a print job in flight settle (sent, or unknown) before it returns.

@@ -12,10 +12,12 @@ import (
 )
 
 // onCommand handles one PUBLISH on the command filter, unless the bridge is stopping (then it
-// stays with the broker). Commands are handled one at a time, in the order they arrived; each
-// is acknowledged once its first result is with the broker, by a goroutine of its own, so
-// paho's delivery goroutine never waits on the network. MQTT 5 §4.6 and paho's
-// acknowledgement tracker keep the acknowledgements in arrival order.
+// stays with the broker). Commands are handled one at a time, in the order they arrived,
+// except that a printer's commands that come while its abortPrint is in flight wait for its
+// answer without holding up other printers' (abortorder.go). Each is acknowledged once its
+// first result is with the broker, by a goroutine of its own, so paho's delivery goroutine
+// never waits on the network. MQTT 5 §4.6 and paho's acknowledgement tracker keep the
+// acknowledgements in arrival order.
 func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publish) {
 	b.log.Debug("command received", "topic", pb.Topic, "bytes", len(pb.Payload))
 	if b.stopping.Load() {
@@ -23,15 +25,30 @@ func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publis
 	}
 	b.handleMu.Lock()
 	defer b.handleMu.Unlock()
-	if b.stopped || (b.pair != nil && !b.pair.held()) {
-		return // fencing: a bridge whose lease may have run out executes nothing
+	if !b.taking() {
+		return
 	}
+	lost := b.currentLost()
+	if b.behindAbort(ctx, cl, pb, lost) {
+		return
+	}
+	b.execute(ctx, cl, pb, lost)
+}
+
+// taking reports whether commands are executed: not once the bridge stops, nor by a bridge
+// whose lease may have run out (fencing). handleMu is held.
+func (b *Bridge) taking() bool {
+	return !b.stopped && (b.pair == nil || b.pair.held())
+}
+
+// execute handles pb, which came on the connection whose loss closes lost, and acknowledges
+// it once its first result is with the broker. handleMu is held.
+func (b *Bridge) execute(ctx context.Context, cl *paho.Client, pb *paho.Publish, lost chan struct{}) {
 	kind := b.crashKind(pb)
 	done := b.handle(ctx, pb)
 	if done == nil {
 		return
 	}
-	lost := b.currentLost()
 	b.ackers.Add(1)
 	go func() {
 		defer b.ackers.Done()
@@ -85,7 +102,6 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 		b.log.Info("command refused", "topic", pb.Topic, "err", err)
 		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: err.Error()})
 	}
-	b.waitAbort(p)
 	switch name {
 	case cmdPrintJob, cmdTrigger:
 		return b.enqueue(ctx, p, cmd, rep)

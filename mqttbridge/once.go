@@ -72,7 +72,7 @@ func entryKindName(e outbox.Entry) string {
 
 // abortOnce sends an abortPrint unless its id is already recorded for p, which answers the
 // record (duplicate, with current done, failed or unknown). It is recorded durably before it
-// is sent, and the printer's later commands wait until it is answered (waitAbort), so it never
+// is sent, and the printer's later commands wait until it is answered (behindAbort), so it never
 // runs after a command that came later: not when redelivered, and not when the process died
 // while it was out (it is then unknown, and a person sends a new one if it is still wanted).
 // Other printers' commands go on meanwhile. A ledger that cannot be read or written returns
@@ -150,17 +150,6 @@ func (b *Bridge) abortOnce(ctx context.Context, p *printer, cmd command, rep rep
 		go func() { <-published; close(done) }()
 	}()
 	return done, nil
-}
-
-// waitAbort waits until p's abortPrint in flight, if any, is answered: a later command of p
-// must not reach the printer before it.
-func (b *Bridge) waitAbort(p *printer) {
-	b.mu.Lock()
-	ch := b.aborting[p]
-	b.mu.Unlock()
-	if ch != nil {
-		<-ch
-	}
 }
 
 // change runs cancel or resend on the entry cmd.id of p, naming the attempts the caller saw

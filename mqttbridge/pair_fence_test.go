@@ -18,11 +18,16 @@ import (
 	"github.com/labelprinter/go-labelprinter/printersim"
 )
 
-// abortPlant is a simulator whose abortPrint arrivals are timed, for the fencing tests.
+// abortPlant is a simulator whose POST requests are timed, for the tests of abortPrint.
 type abortPlant struct {
 	*plant
-	mu     sync.Mutex
-	aborts []time.Time
+	mu    sync.Mutex
+	posts []posted
+}
+
+type posted struct {
+	path string
+	at   time.Time
 }
 
 func startAbortPlant(t *testing.T, printers ...string) *abortPlant {
@@ -34,9 +39,9 @@ func startAbortPlant(t *testing.T, printers ...string) *abortPlant {
 	ap := &abortPlant{plant: &plant{t: t, URL: "http://" + ln.Addr().String(), Sim: printersim.New(printersim.WithPrinters(printers...))}}
 	srv := printersim.Serve(ln, ap.Sim, func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/abortPrint") {
+			if r.Method == http.MethodPost {
 				ap.mu.Lock()
-				ap.aborts = append(ap.aborts, time.Now())
+				ap.posts = append(ap.posts, posted{r.URL.Path, time.Now()})
 				ap.mu.Unlock()
 			}
 			next.ServeHTTP(w, r)
@@ -46,11 +51,20 @@ func startAbortPlant(t *testing.T, printers ...string) *abortPlant {
 	return ap
 }
 
-func (ap *abortPlant) abortTimes() []time.Time {
+// times returns when the POSTs to printer's endpoint (abortPrint, printJob, trigger) arrived.
+func (ap *abortPlant) times(printer, endpoint string) []time.Time {
 	ap.mu.Lock()
 	defer ap.mu.Unlock()
-	return append([]time.Time(nil), ap.aborts...)
+	var out []time.Time
+	for _, p := range ap.posts {
+		if p.path == "/api/v3/printers/"+printer+"/"+endpoint {
+			out = append(out, p.at)
+		}
+	}
+	return out
 }
+
+func (ap *abortPlant) abortTimes() []time.Time { return ap.times("p1", "abortPrint") }
 
 // queuedJobCmd is a printJob whose job goes behind those in the printer's queue.
 func queuedJobCmd(id string) map[string]any {
