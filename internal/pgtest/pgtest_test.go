@@ -43,3 +43,44 @@ func TestServer(t *testing.T) {
 	Shared(t).Restart(t)
 	check()
 }
+
+// TestPooler: the pooler carries queries to the test's own database, but a LISTEN through it
+// hears nothing, which is what the tests behind it rely on; straight to the server it does.
+func TestPooler(t *testing.T) {
+	pooled, direct := Pooler(t).NewDatabase(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	heard := func(dsn string) bool {
+		t.Helper()
+		l, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close(context.Background())
+		if _, err := l.Exec(ctx, "LISTEN ch"); err != nil {
+			t.Fatal(err)
+		}
+		n, err := pgx.Connect(ctx, pooled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer n.Close(context.Background())
+		var db string
+		if err := n.QueryRow(ctx, "SELECT current_database()", pgx.QueryExecModeSimpleProtocol).Scan(&db); err != nil || db == "postgres" {
+			t.Fatalf("through the pooler: database %q, %v", db, err)
+		}
+		if _, err := n.Exec(ctx, "NOTIFY ch, 'x'"); err != nil {
+			t.Fatal(err)
+		}
+		wctx, wcancel := context.WithTimeout(ctx, time.Second)
+		defer wcancel()
+		_, err = l.WaitForNotification(wctx)
+		return err == nil
+	}
+	if heard(pooled) {
+		t.Error("a LISTEN through the pooler heard a notification: the pooler is not in transaction mode")
+	}
+	if !heard(direct) {
+		t.Error("a LISTEN straight to the server heard nothing")
+	}
+}
