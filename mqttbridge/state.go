@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/labelprinter/go-labelprinter/internal/ctlurl"
 	"github.com/labelprinter/go-labelprinter/outbox"
 	bolt "go.etcd.io/bbolt"
 )
@@ -27,32 +28,10 @@ const (
 
 // NormalizeURL returns a controller URL in the one spelling that names its outbox file and
 // groups its printers: scheme and host in lower case, the scheme's default port (80, 443)
-// left out, and no trailing slash. "HTTP://Host:80/" and "http://host" are one controller.
-// The URL's path, query and fragment keep their case; a URL that does not parse is returned
-// as it was.
-func NormalizeURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return strings.TrimRight(raw, "/")
-	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if u.Scheme == "http" && port == "80" || u.Scheme == "https" && port == "443" {
-		port = ""
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port != "" {
-		host += ":" + port
-	}
-	u.Host = host
-	u.Path = strings.TrimRight(u.Path, "/")
-	if u.RawPath != "" {
-		u.RawPath = strings.TrimRight(u.RawPath, "/")
-	}
-	return u.String()
-}
+// left out, no trailing slash and no user information. "HTTP://Host:80/" and "http://host"
+// are one controller. The URL's path, query and fragment keep their case; a URL that does not
+// parse is returned as it was.
+func NormalizeURL(raw string) string { return ctlurl.Normalize(raw) }
 
 // StateFile is the outbox file of the controller at url in dir: the URL's host and port,
 // readable, and a hash of the whole URL, so two URLs never share a file. The URL is

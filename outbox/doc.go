@@ -27,7 +27,9 @@
 // LISTEN/NOTIFY, which OpenPostgres checks at open: behind a pooler in transaction mode, which
 // does not carry LISTEN, give [WithListenDSN] the database reached directly. Nothing waits on
 // a notification alone: Wait reads its entry every 2 s, and the Outbox's own changes whose
-// notification does not come are read back and told within 2 s.
+// notification does not come are read back and told within 2 s. A queue belongs to the
+// controller of the first client that opens it: a client of another controller is refused
+// with a [ControllerError].
 //
 // # Kinds
 //

@@ -190,7 +190,8 @@ type pgStore struct {
 // carries the DSN's password. Enqueue fails as soon as the database cannot be reached (a
 // connection attempt is bounded by 5 s when the DSN sets no connect_timeout), and within 10 s
 // when the server stops answering without closing its connections, saying whether the entry
-// may have been stored.
+// may have been stored. The queue belongs to the controller of the first client that opens
+// it; a client for another controller is refused with a *ControllerError.
 func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client, opts ...Option) (*Outbox, error) {
 	if ctx == nil {
 		return nil, invalid("OpenPostgres", "nil context")
@@ -252,6 +253,10 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 		return nil, s.fail("connecting", err)
 	}
 	if err := s.setup(ctx); err != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	if err := s.bindController(ctx, c); err != nil {
 		s.pool.Close()
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/labelprinter/go-labelprinter/internal/pgtest"
+	"github.com/labelprinter/go-labelprinter/printersim"
 )
 
 // TestOutboxPostgres: every outbox command works on a queue in PostgreSQL, and enqueue and
@@ -201,5 +202,34 @@ func TestOutboxPostgresKeywordDSN(t *testing.T) {
 	}
 	if files, _ := os.ReadDir(dir); len(files) != 0 {
 		t.Errorf("enqueue made a file of the DSN: %v", files[0].Name())
+	}
+}
+
+// TestOutboxPostgresOtherController: a queue belongs to the controller of its first run (or of
+// the bridge that made it); a run with another --url exits 2 naming both URLs and sends
+// nothing, and the right --url delivers. Before, the other run printed every entry on the
+// wrong controller and reported them sent.
+func TestOutboxPostgresOtherController(t *testing.T) {
+	dsn := pgtest.WithParam(pgtest.DSN(t), "password", "Sekr1t-pw")
+	a, b := startSim(t), startSim(t)
+	ctx := context.Background()
+	env := map[string]string{"LABELPRINTER_PRINTER": "line1", "LABELPRINTER_OUTBOX": dsn}
+	c := func(args ...string) result { t.Helper(); return cli(t, ctx, env, "", args...).ok(t) }
+	for _, srv := range []*printersim.Server{a, b} {
+		cli(t, ctx, map[string]string{"LABELPRINTER_URL": srv.URL}, `{"format":3}`, "labels", "put", "MEDIUM", "-").ok(t)
+	}
+	c("outbox", "--queue-name", "line-a", "enqueue", "--id", "o1", "--label", "MEDIUM", "--queue")
+	c("outbox", "--queue-name", "line-a", "run", "--drain", "--url", a.URL)
+	c("outbox", "--queue-name", "line-a", "enqueue", "--id", "o2", "--label", "MEDIUM", "--queue")
+	r := cli(t, ctx, env, "", "outbox", "--queue-name", "line-a", "run", "--drain", "--url", strings.ToUpper(b.URL[:4])+b.URL[4:]+"/")
+	if r.code != 2 || !strings.Contains(r.stderr, "controller "+a.URL+", not to --url "+b.URL) || strings.Contains(r.stderr, "Sekr1t-pw") {
+		t.Errorf("run with another --url: exit %d, stderr %q; want 2 naming %s and %s", r.code, r.stderr, a.URL, b.URL)
+	}
+	if n := b.Sim.Requests("POST", "/api/v3/printers/{name}/printJob"); n != 0 {
+		t.Errorf("%d printJobs reached the other controller", n)
+	}
+	c("outbox", "--queue-name", "line-a", "run", "--drain", "--url", a.URL)
+	if n := a.Sim.Requests("POST", "/api/v3/printers/{name}/printJob"); n != 2 {
+		t.Errorf("%d printJobs reached the queue's controller, want 2", n)
 	}
 }

@@ -57,6 +57,7 @@ func outboxError(op, id, db string, err error) error {
 	if errors.As(err, &u) {
 		return err // already worded for the flags
 	}
+	var ctl *outbox.ControllerError
 	what := "entry " + strconv.Quote(id)
 	if op == "enqueue" {
 		what = "--id " + strconv.Quote(id)
@@ -79,6 +80,9 @@ func outboxError(op, id, db string, err error) error {
 		return reworded(err, "cannot %s %s: it %s", op, what, detail)
 	case errors.Is(err, outbox.ErrLocked):
 		return reworded(err, "outbox file %s is in use by another process (a running 'labelctl outbox run', say); try again once it has stopped", db)
+	case errors.As(err, &ctl):
+		return reworded(err, "%s belongs to the controller %s, not to --url %s: its entries name that controller's printers, so nothing was sent; run it with --url %s, or use another --queue-name",
+			db, ctl.Recorded, ctl.Given, ctl.Recorded)
 	case errors.Is(err, labelprinter.ErrInvalidArgument):
 		return err // message words these
 	}
