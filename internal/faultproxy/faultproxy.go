@@ -275,7 +275,9 @@ func (p *Proxy) serve(l *link) {
 }
 
 // pump copies src to dst chunk by chunk, each only when the link lets it through, and passes
-// src's end on as a half close.
+// src's end on as a half close, or its reset as a reset of the whole link: a server whose
+// client was reset (a process killed with unread bytes) must see its end, or its session and
+// the locks it holds would outlive the client.
 func (p *Proxy) pump(l *link, src, dst net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
@@ -289,11 +291,16 @@ func (p *Proxy) pump(l *link, src, dst net.Conn) {
 				return
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
+				p.reset(l)
 				return
 			}
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
+				// The reset waits for the link like the bytes before it.
+				if _, ok := p.flow(l); ok {
+					p.reset(l)
+				}
 				return
 			}
 			// The end of the stream is a byte too: it waits for the link like the others.
@@ -306,6 +313,13 @@ func (p *Proxy) pump(l *link, src, dst net.Conn) {
 			return
 		}
 	}
+}
+
+// reset resets both of l's connections.
+func (p *Proxy) reset(l *link) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.kill(l)
 }
 
 // sleep waits d unless l dies first (or the proxy closes); false: l is dead.

@@ -223,3 +223,39 @@ func TestCloseEndsEverything(t *testing.T) {
 		t.Fatal("the proxy still accepts after Close")
 	}
 }
+
+func TestClientResetReachesTheServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ended := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			ended <- err
+			return
+		}
+		defer c.Close()
+		_, _ = io.WriteString(c, "hello\n") // left unread: the client's close is a reset
+		_, err = io.Copy(io.Discard, c)
+		ended <- err
+	}()
+	p := Start(t, ln.Addr().String())
+	c, r := dial(t, p)
+	if _, err := io.WriteString(c, "x"); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := r.Peek(1); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.(*net.TCPConn).SetLinger(0)
+	c.Close()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server's connection outlived its client's reset")
+	}
+}
