@@ -42,6 +42,8 @@ func childMain() (code int, ok bool) {
 		err = holdChild(os.Getenv(childDB))
 	case "pgrun":
 		err = pgRunChild(os.Getenv(childDB), os.Getenv(childURL))
+	case "nemrun":
+		err = nemesisRunChild(os.Getenv(childDB), os.Getenv(childURL))
 	default:
 		err = errors.New("unknown child mode")
 	}
