@@ -289,7 +289,7 @@ func nemesisSchedule(seed uint64, p nemesisParams) []nemesisEvent {
 	for at := between(100*time.Millisecond, 300*time.Millisecond); at < p.faults; at += between(100*time.Millisecond, 400*time.Millisecond) {
 		r := rng.IntN(p.runners)
 		switch k := rng.IntN(20); {
-		case k < 10: // one link
+		case k < 8: // one link
 			l := link{r, rng.IntN(2)}
 			if linkFree[l] > at {
 				continue
@@ -329,7 +329,7 @@ func nemesisSchedule(seed uint64, p nemesisParams) []nemesisEvent {
 				w.proxy(l.runner, l.which).Set(mode)
 			})
 			add(at+d, "", name+" healed", func(w *nemesisWorld) { w.proxy(l.runner, l.which).Set(faultproxy.Pass) })
-		case k < 12: // a runner's host loses the network
+		case k < 10: // a runner's host loses the network
 			ld, lp := link{r, 0}, link{r, 1}
 			if linkFree[ld] > at || linkFree[lp] > at {
 				continue
@@ -347,6 +347,23 @@ func nemesisSchedule(seed uint64, p nemesisParams) []nemesisEvent {
 			add(at+d, "", fmt.Sprintf("runner %d's network back", r), func(w *nemesisWorld) {
 				w.proxy(r, 0).Set(faultproxy.Pass)
 				w.proxy(r, 1).Set(faultproxy.Pass)
+			})
+		case k < 13: // a runner's host slows down, then stalls (swapping, a VM starved of CPU)
+			ld := link{r, 0}
+			if linkFree[ld] > at || procFree[r] > at {
+				continue
+			}
+			delay := between(p.ttl/20, p.ttl/4)
+			slow := between(p.ttl/2, 2*p.ttl)
+			stall := between(p.ttl+p.ttl/5, 3*p.ttl)
+			linkFree[ld], procFree[r] = at+slow+stall, at+slow+stall
+			add(at, "stall", fmt.Sprintf("runner %d's database link slow (%v a chunk), the runner paused (SIGSTOP) %v later for %v", r, delay, slow, stall), func(w *nemesisWorld) {
+				w.proxy(r, 0).SetDelay(delay)
+			})
+			add(at+slow, "", fmt.Sprintf("runner %d paused", r), func(w *nemesisWorld) { w.signal(r, syscall.SIGSTOP) })
+			add(at+slow+stall, "", fmt.Sprintf("runner %d continued, its database link fast again", r), func(w *nemesisWorld) {
+				w.proxy(r, 0).SetDelay(0)
+				w.signal(r, syscall.SIGCONT)
 			})
 		case k < 15: // pause
 			if procFree[r] > at {
