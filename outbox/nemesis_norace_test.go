@@ -8,4 +8,4 @@ import "time"
 // within a minute on a small machine.
 var nemesisSeeds = []uint64{1, 2, 3, 4}
 
-const nemesisFaults = 6 * time.Second
+const nemesisFaults = 5 * time.Second
