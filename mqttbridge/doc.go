@@ -47,7 +47,12 @@
 // with one configuration: the one holding the lease connects and bridges, the others stand by
 // without connecting, and one of them takes over within the lease's TTL once the active one
 // dies. A bridge that cannot renew its lease leaves the broker with its Will before the lease
-// runs out, executes nothing more, and Run returns [ErrLeaseLost]. Behind a pooler in
+// runs out, executes nothing more, and Run returns [ErrLeaseLost]: it acts only until 4/5 of
+// the TTL after its last renewal was sent, by its own monotonic clock, and an abortPrint it
+// sends, the SDK's retries included, is cut off at that deadline, or at once when another
+// bridge holds the lease, before anything of it that was not yet written leaves. A bridge
+// whose acquire was answered too late to be certain (a stalled database) renews at once and
+// acts only after a renewal answered in time; it does not give up for it. Behind a pooler in
 // transaction mode, which does not carry the outboxes' LISTEN, Run ends with a [ConfigError]
 // unless PostgresConfig.ListenDSN reaches the database without it.
 //

@@ -27,8 +27,10 @@ import (
 // now()), renewed every quarter of its TTL, as the outbox's lanes are: no advisory lock, so a
 // transaction-mode pooler in between does not break it. Every ledger write checks, in its own
 // statement, that the lease is still held; and the holder itself stops taking commands, and
-// leaves the broker, before the lease can have run out by the database's clock (its own
-// deadline counts from before each renewal was sent).
+// leaves the broker, before the lease can have run out by the database's clock: its own
+// deadline counts from when each renewal was sent (internal/fence), and a request it makes to
+// a printer on behalf of the lease (an abortPrint, the SDK's retries included) runs under that
+// deadline. The outboxes fence their own requests by their lanes' leases.
 
 // ErrLeaseLost is what Run returns when the bridge lost its lease (it could not renew it in
 // time, or another bridge holds it): it left the broker at once and executed nothing after.
