@@ -191,7 +191,9 @@ func WithRetryInterval(d time.Duration) Option {
 }
 
 // WithLogger logs every change of an entry's state to l: Sending at debug level, Sent, Pending
-// after a failure, Expired and the others at info, Unknown at warn. Nothing is logged without it.
+// after a failure, Expired and the others at info, Unknown at warn; on a queue in PostgreSQL
+// also a warning, at most once a minute, when changes this Outbox committed had to be read
+// back because no notification brought them. Nothing is logged without it.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) error {
 		if l == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"regexp"
@@ -146,6 +147,7 @@ type pgStore struct {
 	listenDSN bool
 	channel   string
 	hook      commitHook
+	log       *slog.Logger    // WithLogger's, or nil
 	onChange  func(r *record) // wakes Run
 	gap       func()          // notifications may have been missed: wake every Wait and Run
 	stopL     context.CancelFunc
@@ -237,6 +239,7 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	if o.clock != nil {
 		s.clock = o.clock
 	}
+	s.log = o.logger
 	s.onChange = func(r *record) {
 		if r.State == Pending {
 			ob.dirty.Store(true) // a new entry, or one resent: the lanes need a look

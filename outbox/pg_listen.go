@@ -291,8 +291,17 @@ func (s *pgStore) catchUp(ctx context.Context) {
 		return
 	}
 	slices.SortFunc(recs, func(a, b *record) int { return a.Updated.Compare(b.Updated) })
+	before := s.told
 	for _, r := range recs {
 		s.tellRecord(r, false)
+	}
+	if n := s.told - before; n > 0 {
+		s.readBack += int(n)
+		if s.log != nil && (s.warned.IsZero() || now.Sub(s.warned) >= time.Minute) {
+			s.log.Warn("outbox: changes committed here were not heard by notification within a second and were read back instead; "+
+				"is there a pooler in transaction mode between the listener and the database?", "read_back", s.readBack)
+			s.warned, s.readBack = now, 0
+		}
 	}
 	// What is still unheard is gone (pruned or forgotten) or was told as recent already.
 	s.toldMu.Lock()
@@ -370,4 +379,7 @@ type toldState struct {
 	toldAt    map[uint64]time.Time // seq -> Updated of the last change told
 	toldOrder []uint64
 	unheard   map[uint64]unheard // this Outbox's commits not heard yet
+	// Of the listener only: changes read back since the last warning, and when it was.
+	readBack int
+	warned   time.Time
 }

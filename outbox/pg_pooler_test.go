@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -142,7 +143,15 @@ func TestPostgresDeafListenerFallsBack(t *testing.T) {
 	var log changeLog
 	var toldMu sync.Mutex
 	var lastTold time.Time
-	ob := openPG(t, pooled, "q", newClient(t, srv.URL), withoutProbe(), WithStateChange(func(e Entry) {
+	var logMu sync.Mutex
+	var logs strings.Builder
+	logged := func() string { logMu.Lock(); defer logMu.Unlock(); return logs.String() }
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	ob := openPG(t, pooled, "q", newClient(t, srv.URL), withoutProbe(), WithLogger(logger), WithStateChange(func(e Entry) {
 		log.add(e)
 		toldMu.Lock()
 		lastTold = time.Now()
@@ -173,5 +182,10 @@ func TestPostgresDeafListenerFallsBack(t *testing.T) {
 		if got[0] != Pending || got[len(got)-1] != final || len(got) > 3 || (len(got) == 3 && got[1] != Sending) {
 			t.Errorf("changes of %s told: %v; want Pending, [Sending,] %s", id, got, final)
 		}
+	}
+	// Not silently: the log says so once, naming the likely cause.
+	if n := strings.Count(logged(), "level=WARN msg=\"outbox: changes committed here were not heard"); n != 1 ||
+		!strings.Contains(logged(), "pooler in transaction mode") {
+		t.Errorf("%d warnings of changes read back, want 1 naming the pooler; the log:\n%s", n, logged())
 	}
 }
