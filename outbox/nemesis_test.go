@@ -52,6 +52,7 @@ import (
 const (
 	nemesisQueue = "nemesis"
 	childTTL     = "OUTBOX_TEST_TTL"
+	childVia     = "OUTBOX_TEST_VIA" // the address a nemesis runner reaches the printers' URL at
 )
 
 // nemesisParams shape one round of the nemesis.
@@ -454,8 +455,10 @@ func viaProxy(t testing.TB, dsn, addr string) string {
 
 // start starts runner i, through its links.
 func (w *nemesisWorld) start(i int) {
-	cmd := childCommand("nemrun", viaProxy(w.t, w.dsn, w.links[i][0].Addr()), "http://"+w.links[i][1].Addr())
-	cmd.Env = append(cmd.Env, childTTL+"="+w.ttl.String(), "NEMESIS_LOGDIR="+w.logDir)
+	// Every runner's client names the printers' own URL (the queue belongs to one controller)
+	// and reaches it through its own link.
+	cmd := childCommand("nemrun", viaProxy(w.t, w.dsn, w.links[i][0].Addr()), w.printer)
+	cmd.Env = append(cmd.Env, childTTL+"="+w.ttl.String(), childVia+"="+w.links[i][1].Addr(), "NEMESIS_LOGDIR="+w.logDir)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		w.t.Fatal(err)
@@ -775,14 +778,19 @@ func runNemesis(t *testing.T, pg *pgtest.Server, seed uint64, p nemesisParams) n
 // nemesisRunChild is a runner of the nemesis: it opens the queue (again and again while the
 // database cannot be reached, as a supervisor would restart it) and delivers it until its
 // stdin closes. Its client is the SDK's default but for shorter timeouts, so that a request
-// into a dead link fails within the round.
+// into a dead link fails within the round, and for its route: it reaches the printers' URL
+// through its own link.
 func nemesisRunChild(dsn, url string) error {
 	ttl, err := time.ParseDuration(os.Getenv(childTTL))
 	if err != nil {
 		return err
 	}
+	via := os.Getenv(childVia)
 	tr := labelprinter.DefaultTransport()
-	tr.DialContext = (&net.Dialer{Timeout: time.Second}).DialContext
+	dialer := &net.Dialer{Timeout: time.Second}
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return dialer.DialContext(ctx, network, via)
+	}
 	tr.ResponseHeaderTimeout = 2 * time.Second
 	c, err := labelprinter.NewClient(url, labelprinter.WithHTTPClient(&http.Client{Transport: tr}))
 	if err != nil {
@@ -811,6 +819,9 @@ func nemesisRunChild(dsn, url string) error {
 		ocancel()
 		if err == nil {
 			break
+		}
+		if errors.Is(err, labelprinter.ErrInvalidArgument) {
+			return err // not the faults: this runner would never deliver
 		}
 		select {
 		case <-ctx.Done():
