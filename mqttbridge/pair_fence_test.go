@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/labelprinter/go-labelprinter/internal/faultproxy"
 	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 	"github.com/labelprinter/go-labelprinter/printersim"
@@ -197,7 +198,7 @@ func testPairFencedAbortPrint(t *testing.T, bk testBroker, dsn string) {
 				i+1, at.Sub(deadline).Round(time.Millisecond), at.Sub(cut).Round(time.Millisecond), tookOver.Sub(cut).Round(time.Millisecond))
 		}
 	}
-	t.Logf("database link cut: the fenced bridge's deadline %v later, the standby online %v later, healed %v later; %d abortPrint requests, all before the deadline",
+	t.Logf("database link cut: the fenced bridge's deadline %v later, the standby online %v later, healed %v later; %d abortPrint requests",
 		deadline.Sub(cut).Round(time.Millisecond), tookOver.Sub(cut).Round(time.Millisecond), healed.Sub(cut).Round(time.Millisecond), len(ap.abortTimes()))
 	runB.stop(t)
 }
@@ -302,4 +303,42 @@ func testPairStalledDatabase(t *testing.T, bk testBroker, dsn string) {
 	t.Logf("database stalled %v: the first bridge's deadline %v after the stall began, the standby active %v after it",
 		stall, deadlineA.Sub(frozen).Round(time.Millisecond), activeB.Sub(frozen).Round(time.Millisecond))
 	runB.stop(t)
+}
+
+// TestPairLeaseTakenCutsAbortPrint: while the printer answers the active bridge's abortPrint
+// 503 with Retry-After 3 s, another owner takes the lease row (as a standby does once the
+// lease ran out). The bridge's next renewal finds it gone: the abortPrint ends at once with
+// the lease, its retry never reaches the printer, and Run returns ErrLeaseLost without
+// waiting for it.
+func TestPairLeaseTakenCutsAbortPrint(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	bk := newEmbedded(t)
+	ap := startAbortPlant(t, "p1")
+	w := watch(t, bk.URL(), prefix+"/#")
+	b, run := pairMember(t, bk, ap.plant, dsn, 2*time.Second, nil)
+	w.waitOnline(1)
+	ap.Sim.InjectFault(printersim.Fault{Method: "POST", Route: "/api/v3/printers/{name}/abortPrint", Status: 503, RetryAfter: "3"})
+	newSender(t, bk.URL()).send(cmdTopic("p1", "abortPrint"), map[string]any{"id": "a0001"})
+	eventually(t, "the abortPrint at the printer", func() bool { return len(ap.abortTimes()) > 0 })
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `UPDATE labelprinter_mqtt_bridges SET owner = 'another', lease_until = now() + interval '1 hour'
+		WHERE client_id = $1`, b.cfg.Broker.ClientID); err != nil {
+		t.Fatal(err)
+	}
+	taken := time.Now()
+	if err := run.returned(t); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("Run returned %v, want ErrLeaseLost", err)
+	}
+	returned := time.Since(taken)
+	ap.Sim.ClearFaults()
+	// Past the time of the SDK's retry.
+	time.Sleep(time.Until(ap.abortTimes()[0].Add(3500 * time.Millisecond)))
+	if n := len(ap.abortTimes()); n != 1 {
+		t.Errorf("%d abortPrint requests reached the printer, want 1: the retry went out after the lease was taken", n)
+	}
+	t.Logf("lease taken: Run returned %v later", returned.Round(time.Millisecond))
 }
