@@ -182,10 +182,13 @@ func TestOnlineHeldByTheDeadOrTheOld(t *testing.T) {
 // TestPairOnlineRefused: a pair's member online under the prefix lets another member of its
 // pair (the same client id, outbox.postgres) stand by, but refuses a bridge with its client id
 // and no outbox.postgres, and a member of another pair (another client id) under the same
-// prefix.
+// prefix. Both brokers.
 func TestPairOnlineRefused(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	bk := newEmbedded(t)
+	pgtest.DSN(t) // skips without PostgreSQL
+	eachBroker(t, func(t *testing.T, bk testBroker) { testPairOnlineRefused(t, bk, pgtest.DSN(t)) })
+}
+
+func testPairOnlineRefused(t *testing.T, bk testBroker, dsn string) {
 	pl := startPlant(t, "p1")
 	cfg := testConfig(t, bk.URL(), pl, "p1")
 	cfg.StateDir = ""
@@ -214,4 +217,67 @@ func TestPairOnlineRefused(t *testing.T) {
 	if n := w.onlines(); n != 1 {
 		t.Errorf("the active bridge said online %d times; its session was disturbed", n)
 	}
+}
+
+// TestTwoBridgesOneClientID: two bridges started at the same moment with one configuration
+// (one client id, each its own state_dir, no PostgreSQL): one of them stops, refused at start
+// or taken over, and the other bridges on, printing each later command once. Before, the two
+// took the session from each other until stopped and printed commands twice.
+func TestTwoBridgesOneClientID(t *testing.T) {
+	eachBroker(t, func(t *testing.T, bk testBroker) {
+		pl := startPlant(t, "line1")
+		w := watch(t, bk.URL(), prefix+"/#")
+		cfg := testConfig(t, bk.URL(), pl, "line1")
+		second := cfg
+		second.StateDir = t.TempDir()
+		var rs []*running
+		for _, c := range []Config{cfg, second} {
+			b, err := New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, runBridge(t, b))
+		}
+		var survivor *running
+		select {
+		case err := <-rs[0].done:
+			rs[0].cancel()
+			rs[0].cancel = nil
+			survivor = rs[1]
+			checkStopped(t, err)
+		case err := <-rs[1].done:
+			rs[1].cancel()
+			rs[1].cancel = nil
+			survivor = rs[0]
+			checkStopped(t, err)
+		case <-time.After(takeoverLimit):
+			t.Fatalf("both bridges still run %v after they started with one client id", takeoverLimit)
+		}
+		s := newSender(t, bk.URL())
+		for i := range 10 {
+			s.send(cmdTopic("line1", "printJob"), printJobCmd(fmt.Sprintf("t%d", i)))
+		}
+		for i := range 10 {
+			w.waitStates(resultTopic("line1"), fmt.Sprintf("t%d", i), StateQueued, StateSent)
+		}
+		for i := range 10 {
+			if n := pl.printed(fmt.Sprintf("t%d", i)); n != 1 {
+				t.Errorf("t%d printed %d times", i, n)
+			}
+		}
+		select {
+		case err := <-survivor.done:
+			survivor.cancel = nil
+			t.Fatalf("the other bridge stopped too: %v", err)
+		default:
+		}
+	})
+}
+
+func checkStopped(t *testing.T, err error) {
+	t.Helper()
+	if !errors.Is(err, ErrSessionTakenOver) && !errors.Is(err, ErrAnotherBridgeOnline) {
+		t.Fatalf("Run: %v; want ErrSessionTakenOver or ErrAnotherBridgeOnline", err)
+	}
+	t.Logf("one bridge stopped: %v", err)
 }
