@@ -96,7 +96,7 @@ func startCutRunner(t *testing.T, dsn, simURL string, ttl time.Duration) *cutRun
 		},
 	}
 	t.Cleanup(tr.CloseIdleConnections)
-	r.client, err = labelprinter.NewClient("http://"+r.pr.Addr(), labelprinter.WithHTTPClient(&http.Client{Transport: tr}))
+	r.client, err = labelprinter.NewClient(simURL, labelprinter.WithHTTPClient(&http.Client{Transport: tr}))
 	if err != nil {
 		t.Fatal(err)
 	}
