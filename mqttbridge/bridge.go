@@ -99,6 +99,8 @@ type Bridge struct {
 	// arrival order (abortorder.go); drainers are the goroutines that handle them.
 	behind   map[*printer][]heldCommand
 	drainers sync.WaitGroup
+	// reps follows results to the broker, so that one lost with the process is published again.
+	reps *reports
 }
 
 // entryKey names an outbox entry: ids are unique per controller's outbox.
@@ -185,6 +187,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		replies:  map[entryKey]reply{},
 		aborting: map[*printer]chan struct{}{},
 		behind:   map[*printer][]heldCommand{},
+		reps:     newReports(),
 		takeover: takeoverWatch{clientID: cfg.Broker.ClientID},
 		instance: newInstance(),
 	}
@@ -426,6 +429,12 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	if b.cfg.Broker.Username == "" {
 		cc.ConnectUsername = ""
 	}
+	// Results lost with the last process go out first, before any command is taken.
+	for _, ctl := range b.ctls {
+		if err := b.republish(ctl); err != nil {
+			b.log.Error("cannot tell which results the broker took before the bridge stopped", "url", ctl.url, "err", err)
+		}
+	}
 	cm, err := autopaho.NewConnection(connCtx, cc)
 	if err != nil {
 		b.closeOutboxes()
@@ -436,6 +445,10 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	defer stopPub()
 	pubDone := make(chan struct{})
 	go func() { defer close(pubDone); b.pub.run(pubCtx, cm) }()
+	repCtx, stopReps := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopReps()
+	repDone := make(chan struct{})
+	go func() { defer close(repDone); b.markReports(repCtx) }()
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -484,7 +497,6 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	}
 	workers.Wait()
 	for _, ctl := range b.ctls {
-		_ = ctl.led.close()
 		_ = ctl.client.Close()
 	}
 	if !fenced && taken == nil {
@@ -502,6 +514,12 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	}
 	stopPub()
 	<-pubDone
+	// The marks of the last results the broker took, then the ledgers close.
+	stopReps()
+	<-repDone
+	for _, ctl := range b.ctls {
+		_ = ctl.led.close()
+	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
 	defer cancel()
 	_ = cm.Disconnect(dctx)

@@ -23,7 +23,10 @@
 // invalid) and acts only while the entry still has them, so the same command again, redelivered
 // or published anew, finds the entry changed, does nothing and is answered "duplicate". A
 // cancel naming 0 attempts of an id not yet enqueued leaves a tombstone in the ledger: the job
-// that comes later with that id is answered "cancelled" and never sent. Invalid commands are answered "invalid", acknowledged and never executed;
+// that comes later with that id is answered "cancelled" and never sent. Each final (or
+// unknown) result the broker took is marked in the ledger, and a start publishes again every
+// result without its mark: one lost with a bridge killed before the broker's PUBACK comes at
+// least once. Invalid commands are answered "invalid", acknowledged and never executed;
 // a job member that is not one of the maker's documented print-job attributes, spelled
 // exactly, makes its command invalid. A job without "copies" prints on every trigger until it
 // is deselected.

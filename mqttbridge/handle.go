@@ -186,13 +186,18 @@ func (b *Bridge) enqueueOnce(ctx context.Context, p *printer, cmd command, rep r
 // result publishes r on topic and, when the command has one, on its Response Topic; the
 // channel returned is closed once the broker has both.
 func (b *Bridge) result(topic string, rep reply, r Result) chan struct{} {
+	return b.publishResult(topic, rep, r, nil)
+}
+
+// publishResult is result, with sent called once the broker took the message on topic.
+func (b *Bridge) publishResult(topic string, rep reply, r Result, sent func()) chan struct{} {
 	done := make(chan struct{})
 	payload := r.encode()
 	if rep.topic != "" {
-		b.pub.push(&message{topic: topic, payload: payload})
+		b.pub.push(&message{topic: topic, payload: payload, sent: sent})
 		b.pub.push(&message{topic: rep.topic, payload: payload, corr: rep.corr, done: done})
 	} else {
-		b.pub.push(&message{topic: topic, payload: payload, done: done})
+		b.pub.push(&message{topic: topic, payload: payload, done: done, sent: sent})
 	}
 	return done
 }
@@ -255,6 +260,6 @@ func (b *Bridge) entryChanged(ctl *controller, e outbox.Entry) {
 			close(w.done)
 		}()
 	case reported(e.State):
-		b.result(p.topic(topicResult), rep, entryResult(e))
+		b.report(ctl, p, rep, e)
 	}
 }

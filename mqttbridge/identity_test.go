@@ -252,3 +252,56 @@ func testCancelBeforeItsJob(t *testing.T, r *rig) {
 		t.Errorf("the printer received %d triggers, want 0", n)
 	}
 }
+
+// TestFinalResultPublishedAgain: the bridge is killed (SIGKILL) after the outbox committed a
+// job's final state and before its result reached the broker. The next bridge publishes that
+// result at start, once; a later start publishes it no more, since the broker's taking it was
+// marked. With a state directory and with a pair's PostgreSQL, on both brokers.
+func TestFinalResultPublishedAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills child processes")
+	}
+	eachBroker(t, func(t *testing.T, bk testBroker) {
+		t.Run("state_dir", func(t *testing.T) {
+			testFinalResultPublishedAgain(t, newRig(t, bk, "final-"+strings.ReplaceAll(t.Name(), "/", "-")))
+		})
+		t.Run("postgres", func(t *testing.T) {
+			dsn := pgtest.DSN(t)
+			name := "final-pg-" + strings.ReplaceAll(t.Name(), "/", "-")
+			r := newRig(t, bk, name)
+			cfg := fmt.Sprintf("broker: {url: %q, client_id: %q}\ntopic_prefix: %q\noutbox: {postgres: {dsn: %q}, lease_ttl: 2s}\npoll_interval: 200ms\nprinters:\n  - {name: %s, url: %q, printer: %s}\n",
+				bk.URL(), name, r.prefix, dsn, r.printer, r.pl.URL, r.printer)
+			r.cfg = writeFile(t, r.dir, "bridge.yml", cfg)
+			testFinalResultPublishedAgain(t, r)
+		})
+	})
+}
+
+func testFinalResultPublishedAgain(t *testing.T, r *rig) {
+	r.start(cmdPrintJob + ":" + crashAfterFinal)
+	r.send(cmdPrintJob, printJobCmd("X"))
+	r.crash(func() bool { return r.pl.printed("X") == 1 })
+	if got := r.states(cmdPrintJob, "X"); !equal(got, []string{StateQueued}) {
+		t.Fatalf("before the restart X answered %v, want queued alone", got)
+	}
+	r.start("")
+	eventually(t, "X's result published again", func() bool { return r.has(cmdPrintJob, "X", StateSent) })
+	r.marker("after")
+	r.stop()
+	r.start("")
+	r.marker("after-2")
+	r.stop()
+	// The printJob itself may come again (killed before its PUBACK went out): duplicate.
+	var got []string
+	for _, s := range r.states(cmdPrintJob, "X") {
+		if !strings.HasPrefix(s, StateDuplicate) {
+			got = append(got, s)
+		}
+	}
+	if !equal(got, []string{StateQueued, StateSent}) {
+		t.Errorf("X answered %v, want queued, then sent once", r.states(cmdPrintJob, "X"))
+	}
+	if n := r.pl.printed("X"); n != 1 {
+		t.Errorf("X reached the printer %d times, want 1", n)
+	}
+}

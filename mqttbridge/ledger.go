@@ -20,12 +20,17 @@ import (
 // they selected. A cancel naming 0 attempts of an id the outbox does not hold leaves a
 // tombstone under the printer and id, so the job that comes later with that id is answered
 // cancelled and never sent. Cancel and resend otherwise need no record: they name the
-// attempts they saw, which a repetition finds changed (once.go).
+// attempts they saw, which a repetition finds changed (once.go). It also marks each outbox
+// entry whose result the broker took, so that a result lost with the process is published
+// again at the next start (reports.go).
 const ledgerExt = ".ledger"
 
 var (
 	bucketAborts  = []byte("aborts")  // printer NUL id -> abortRecord
 	bucketCancels = []byte("cancels") // printer NUL id -> cancelRecord
+	bucketReports = []byte("reports") // outbox entry ID -> the mark of its result the broker took
+	bucketMeta    = []byte("meta")    // keySince -> when the reports were first kept (RFC 3339)
+	keySince      = []byte("reportsSince")
 	// bucketDeliveries held the cancels and resends of earlier versions by the packet
 	// identifier of their MQTT message; it is dropped at open.
 	bucketDeliveries = []byte("deliveries")
@@ -53,6 +58,13 @@ type cancelRecord struct {
 type ledgerStore interface {
 	abort(printer, id string) (*abortRecord, error)
 	putAbort(r abortRecord) error
+	// reports returns the marks of the results the broker took (outbox entry ID -> mark) and
+	// since when marks are kept: entries settled before that are taken as reported.
+	reports() (marks map[string]string, since time.Time, err error)
+	// putReports commits marks durably.
+	putReports(marks map[string]string) error
+	// dropReports forgets the marks of ids, entries the outbox no longer holds.
+	dropReports(ids []string) error
 	// cancelled returns the tombstone of the cancel of id on printer, or nil.
 	cancelled(printer, id string) (*cancelRecord, error)
 	// putCancel commits a tombstone durably.
@@ -88,6 +100,18 @@ func openLedger(path string) (*ledger, error) {
 		}
 		if _, err := tx.CreateBucketIfNotExists(bucketCancels); err != nil {
 			return err
+		}
+		if _, err := tx.CreateBucketIfNotExists(bucketReports); err != nil {
+			return err
+		}
+		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if meta.Get(keySince) == nil {
+			if err := meta.Put(keySince, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+				return err
+			}
 		}
 		if tx.Bucket(bucketDeliveries) != nil {
 			if err := tx.DeleteBucket(bucketDeliveries); err != nil {
@@ -182,5 +206,45 @@ func (l *ledger) putCancel(r cancelRecord) error {
 	}
 	return l.db.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketCancels).Put(ledgerKey(r.Printer, r.ID), b)
+	})
+}
+
+func (l *ledger) reports() (map[string]string, time.Time, error) {
+	marks := map[string]string{}
+	var since time.Time
+	err := l.db.View(func(tx *bolt.Tx) error {
+		var err error
+		if since, err = time.Parse(time.RFC3339Nano, string(tx.Bucket(bucketMeta).Get(keySince))); err != nil {
+			return fmt.Errorf("unreadable %s: %w", keySince, err)
+		}
+		return tx.Bucket(bucketReports).ForEach(func(k, v []byte) error {
+			marks[string(k)] = string(v)
+			return nil
+		})
+	})
+	return marks, since, err
+}
+
+func (l *ledger) putReports(marks map[string]string) error {
+	return l.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketReports)
+		for id, m := range marks {
+			if err := b.Put([]byte(id), []byte(m)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (l *ledger) dropReports(ids []string) error {
+	return l.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketReports)
+		for _, id := range ids {
+			if err := b.Delete([]byte(id)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }

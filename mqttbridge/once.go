@@ -24,6 +24,9 @@ const (
 	crashBeforeCommit = "before-commit" // nothing of the command is on disk yet
 	crashAfterCommit  = "after-commit"  // its record is on disk; its result is not published
 	crashAfterResult  = "after-result"  // its result is with the broker; its PUBACK is not
+	// crashAfterFinal is where a print command's entry has its final (or unknown) state
+	// committed and its result is not published yet (reports.go).
+	crashAfterFinal = "after-final"
 )
 
 // withCrash has f called at each crash point with the command's kind (printJob, deselect,

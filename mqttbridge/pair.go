@@ -342,6 +342,12 @@ func (p *pair) openLedger(ctx context.Context, queue string) (*pgLedger, error) 
 		// Earlier versions kept cancels and resends by packet identifier; nothing reads them.
 		_, err = p.pool.Exec(ctx, `DELETE FROM labelprinter_mqtt_ledger WHERE queue = $1 AND kind = 'delivery'`, queue)
 	}
+	if err == nil {
+		// The reports are kept from the first start that knows them, by the database's clock,
+		// which stamps the entries too.
+		_, err = p.pool.Exec(ctx, `INSERT INTO labelprinter_mqtt_ledger (queue, kind, printer, id, record)
+			VALUES ($1, 'reports-since', '', '', jsonb_build_object('since', now())) ON CONFLICT DO NOTHING`, queue)
+	}
 	if err != nil {
 		return nil, p.fail("reading the ledger", err)
 	}
@@ -409,6 +415,68 @@ func (l *pgLedger) cancelled(printer, id string) (*cancelRecord, error) {
 }
 
 func (l *pgLedger) putCancel(r cancelRecord) error { return l.put("cancel", r.Printer, r.ID, r) }
+
+func (l *pgLedger) reports() (map[string]string, time.Time, error) {
+	var meta struct {
+		Since time.Time `json:"since"`
+	}
+	if _, err := l.get("reports-since", "", "", &meta); err != nil {
+		return nil, time.Time{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
+	defer cancel()
+	rows, err := l.p.pool.Query(ctx, `SELECT id, record->>'mark' FROM labelprinter_mqtt_ledger
+		WHERE queue = $1 AND kind = 'report'`, l.queue)
+	if err != nil {
+		return nil, time.Time{}, l.p.fail("reading the ledger", err)
+	}
+	marks := map[string]string{}
+	var id, mark string
+	_, err = pgx.ForEachRow(rows, []any{&id, &mark}, func() error {
+		marks[id] = mark
+		return nil
+	})
+	if err != nil {
+		return nil, time.Time{}, l.p.fail("reading the ledger", err)
+	}
+	return marks, meta.Since, nil
+}
+
+// putReports writes the marks in one statement that checks the lease is still held.
+func (l *pgLedger) putReports(marks map[string]string) error {
+	if !l.p.held() {
+		return ErrLeaseLost
+	}
+	ids, ms := make([]string, 0, len(marks)), make([]string, 0, len(marks))
+	for id, m := range marks {
+		ids, ms = append(ids, id), append(ms, m)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
+	defer cancel()
+	tag, err := l.p.pool.Exec(ctx, `INSERT INTO labelprinter_mqtt_ledger (queue, kind, printer, id, record)
+		SELECT $1, 'report', '', u.id, jsonb_build_object('mark', u.mark)
+		FROM unnest($2::text[], $3::text[]) AS u(id, mark), labelprinter_mqtt_bridges b
+		WHERE b.client_id = $4 AND b.owner = $5 AND b.lease_until > now()
+		ON CONFLICT (queue, kind, printer, id) DO UPDATE SET record = EXCLUDED.record`,
+		l.queue, ids, ms, l.p.clientID, l.p.owner)
+	if err != nil {
+		return l.p.fail("writing the ledger", err)
+	}
+	if tag.RowsAffected() == 0 && len(ids) > 0 {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+func (l *pgLedger) dropReports(ids []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
+	defer cancel()
+	_, err := l.p.pool.Exec(ctx, `DELETE FROM labelprinter_mqtt_ledger WHERE queue = $1 AND kind = 'report' AND id = ANY($2)`, l.queue, ids)
+	if err != nil {
+		return l.p.fail("writing the ledger", err)
+	}
+	return nil
+}
 
 func (l *pgLedger) close() error { return nil }
 

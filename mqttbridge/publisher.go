@@ -18,6 +18,10 @@ type message struct {
 	retain  bool
 	corr    []byte // MQTT 5 Correlation Data, for a Response Topic
 	done    chan struct{}
+	// sent, when set, is called once the broker took it (or refused it, or it was dropped
+	// after maxPublishTries: sending it again cannot help), and not when the bridge stopped
+	// before that.
+	sent func()
 	// tries counts the times it went to the broker, and dropped says it was given up after
 	// maxPublishTries; both under the pubStore's lock.
 	tries   int
@@ -100,6 +104,9 @@ func (p *publisher) run(ctx context.Context, cm *autopaho.ConnectionManager) {
 		p.q[0] = nil
 		p.q = p.q[1:]
 		p.mu.Unlock()
+		if m.sent != nil {
+			m.sent()
+		}
 		if m.done != nil {
 			close(m.done)
 		}

@@ -1,0 +1,153 @@
+package mqttbridge
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/labelprinter/go-labelprinter/outbox"
+)
+
+// This file holds the promise that the result of every outbox entry reaches the broker. The
+// outbox commits an entry's new state and then hands it to entryChanged, which publishes its
+// result; a bridge killed between the commit and the broker's PUBACK loses that result, and
+// no command is left with the broker to bring it back. So each result the broker took is
+// marked in the ledger (the entry's state and attempts, written in batches reportEvery apart),
+// and at start the bridge publishes again the result of every entry in a state its caller
+// hears of (sent, rejected, unknown, expired, cancelled) that has no mark of that state: at
+// least once, and twice when the bridge died after the broker took it and before its mark
+// was written. Entries settled before the ledger first kept marks are taken as reported.
+
+// reportEvery is the least time between two writes of marks.
+const reportEvery = 100 * time.Millisecond
+
+// reports is what the bridge knows of its results' way to the broker.
+type reports struct {
+	mu sync.Mutex
+	// pushed holds the results this process published and the broker has not taken yet.
+	pushed map[entryKey]string
+	// due holds the results the broker took, by controller and entry ID, still to be marked.
+	due  map[*controller]map[string]string
+	wake chan struct{}
+}
+
+func newReports() *reports {
+	return &reports{pushed: map[entryKey]string{}, due: map[*controller]map[string]string{}, wake: make(chan struct{}, 1)}
+}
+
+// reportMark is what the ledger keeps of the result of e's state.
+func reportMark(e outbox.Entry) string { return fmt.Sprintf("%s/%d", e.State, e.Attempts) }
+
+// report publishes the result of e's new state on P/result (and rep) and marks it in the
+// ledger once the broker took it.
+func (b *Bridge) report(ctl *controller, p *printer, rep reply, e outbox.Entry) {
+	b.crashPoint(entryKindName(e), crashAfterFinal)
+	b.publishReport(ctl, p, rep, e)
+}
+
+func (b *Bridge) publishReport(ctl *controller, p *printer, rep reply, e outbox.Entry) {
+	key, mark := entryKey{ctl, e.ID}, reportMark(e)
+	b.reps.mu.Lock()
+	b.reps.pushed[key] = mark
+	b.reps.mu.Unlock()
+	b.publishResult(p.topic(topicResult), rep, entryResult(e), func() { b.reported(key, mark) })
+}
+
+// reported records that the broker took the result marked mark of the entry key.
+func (b *Bridge) reported(key entryKey, mark string) {
+	b.reps.mu.Lock()
+	if b.reps.pushed[key] == mark {
+		delete(b.reps.pushed, key)
+	}
+	due := b.reps.due[key.ctl]
+	if due == nil {
+		due = map[string]string{}
+		b.reps.due[key.ctl] = due
+	}
+	due[key.id] = mark
+	b.reps.mu.Unlock()
+	select {
+	case b.reps.wake <- struct{}{}:
+	default:
+	}
+}
+
+// markReports writes the marks due, at most every reportEvery, until ctx ends, and once more
+// then: it is stopped after the publisher, so the last results' marks are written too.
+func (b *Bridge) markReports(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			b.flushReports()
+			return
+		case <-b.reps.wake:
+		}
+		b.flushReports()
+		select {
+		case <-ctx.Done():
+			b.flushReports()
+			return
+		case <-time.After(reportEvery):
+		}
+	}
+}
+
+// flushReports writes the marks due. Marks that cannot be written are given up: their results
+// are published again at the next start.
+func (b *Bridge) flushReports() {
+	b.reps.mu.Lock()
+	due := b.reps.due
+	b.reps.due = map[*controller]map[string]string{}
+	b.reps.mu.Unlock()
+	for ctl, marks := range due {
+		if err := ctl.led.putReports(marks); err != nil {
+			b.log.Warn("recording results as published failed; they are published again at the next start",
+				"url", ctl.url, "results", len(marks), "err", err)
+		}
+	}
+}
+
+// republish publishes again the results of ctl's entries that have no mark of their state
+// (see above), before any command is taken, and forgets the marks of entries the outbox no
+// longer holds. A result this process published already (an entry the outbox found being
+// sent when it opened, now unknown) is not published twice.
+func (b *Bridge) republish(ctl *controller) error {
+	marks, since, err := ctl.led.reports()
+	if err != nil {
+		return fmt.Errorf("reading the ledger: %w", err)
+	}
+	entries, err := ctl.ob.List()
+	if err != nil {
+		return fmt.Errorf("reading the outbox: %w", err)
+	}
+	held := make(map[string]bool, len(entries))
+	n := 0
+	for _, e := range entries {
+		held[e.ID] = true
+		p := ctl.byRemote[e.Printer]
+		if p == nil || !reported(e.State) || e.Updated.Before(since) || marks[e.ID] == reportMark(e) {
+			continue
+		}
+		b.reps.mu.Lock()
+		pushed := b.reps.pushed[entryKey{ctl, e.ID}] == reportMark(e)
+		b.reps.mu.Unlock()
+		if !pushed {
+			b.publishReport(ctl, p, reply{}, e)
+			n++
+		}
+	}
+	if n > 0 {
+		b.log.Info("publishing again the results the broker may not have taken before the bridge stopped", "url", ctl.url, "results", n)
+	}
+	var gone []string
+	for id := range marks {
+		if !held[id] {
+			gone = append(gone, id)
+		}
+	}
+	if len(gone) > 0 {
+		return ctl.led.dropReports(gone)
+	}
+	return nil
+}
