@@ -205,8 +205,9 @@ func checkOrphans(dir string, urls, raw []string, p OrphanPolicy) ([]Orphan, err
 		return nil, fmt.Errorf("--adopt-orphaned-outbox: %w", err)
 	}
 	_ = os.Remove(orphans[0].File + urlExt)
-	// The abortPrint ids and the tombstones of cancels it held go with it, into the
-	// controller's own ledger when it has one (a start with the orphan ignored made it).
+	// The abortPrint ids, the tombstones of cancels and the marks of results it held go with
+	// it, into the controller's own ledger when it has one (a start with the orphan ignored
+	// made it).
 	if err := adoptLedger(ledgerFile(orphans[0].File), ledgerFile(target)); err != nil {
 		return nil, fmt.Errorf("--adopt-orphaned-outbox: %w", err)
 	}
@@ -235,7 +236,7 @@ func adoptLedger(from, to string) error {
 	}
 	err = dst.Update(func(dtx *bolt.Tx) error {
 		return src.View(func(stx *bolt.Tx) error {
-			for _, name := range [][]byte{bucketAborts, bucketCancels} {
+			for _, name := range [][]byte{bucketAborts, bucketCancels, bucketReports} {
 				sb := stx.Bucket(name)
 				if sb == nil {
 					continue
