@@ -21,8 +21,14 @@
 // methods and meaning: any number of Outboxes, in any number of processes on any number of
 // machines, may use one queue at once. Each printer's entries are delivered by one [Outbox.Run]
 // at a time, the one that holds the printer's lease (a row renewed while it delivers, see
-// [WithLeaseTTL]); when its holder dies, another Run takes the lane over once the lease has run
-// out and turns the entry the holder left Sending into Unknown. Leases, expiry and Prune go by
+// [WithLeaseTTL]); when its holder dies or is cut off, another Run takes the lane over once the
+// lease has run out and turns the entry the holder left Sending into Unknown. A holder writes a
+// printer's request only within 4/5 of the TTL from the moment it sent its last successful
+// renewal, by its own monotonic clock: a request not written by then (still dialling, or a
+// retry of the SDK's) is stopped and never written later, and goes back to Pending if the lane
+// is still the holder's. So once another Run has taken the lane over, the old holder no
+// longer writes the entry's request: a person who finds it missing at the printer may resend
+// it. A request written in time is left to bring its answer. Leases, expiry and Prune go by
 // the database's clock, and Wait and WithStateChange hear of every process's changes through
 // LISTEN/NOTIFY, which OpenPostgres checks at open: behind a pooler in transaction mode, which
 // does not carry LISTEN, give [WithListenDSN] the database reached directly. Nothing waits on

@@ -29,9 +29,10 @@ type cutRunner struct {
 	db, pr *faultproxy.Proxy
 	client *labelprinter.Client
 
-	armed  atomic.Bool     // the next dial cuts the host off
-	mode   faultproxy.Mode // what cutting it off does to both links
-	cutOff chan struct{}   // closed once it is cut off
+	armed     atomic.Bool     // the next dial cuts the host off
+	mode      faultproxy.Mode // what cutting it off does to its links
+	printerOn bool            // cutting it off leaves the database link alone
+	cutOff    chan struct{}   // closed once it is cut off
 
 	logMu sync.Mutex
 	logs  bytes.Buffer
@@ -75,7 +76,9 @@ func startCutRunner(t *testing.T, dsn, simURL string, ttl time.Duration) *cutRun
 		DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			if r.armed.CompareAndSwap(true, false) {
-				r.db.Set(r.mode)
+				if !r.printerOn {
+					r.db.Set(r.mode)
+				}
 				r.pr.Set(r.mode)
 				close(r.cutOff)
 			}
@@ -197,5 +200,49 @@ func TestPostgresCutOffRunnerSendsNothingLate(t *testing.T) {
 				return false
 			})
 		})
+	}
+}
+
+// TestPostgresLostLaneStopsUnwrittenAtOnce: a renewal that finds the lane's lease gone (another
+// Run holds it) stops the request of that lane that is not written yet at once, long before
+// 4/5 of the TTL, and it is never written later: here A is still dialling a printer that does
+// not answer when its lane is taken from it.
+func TestPostgresLostLaneStopsUnwrittenAtOnce(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	srv, rec := startSim(t, nil)
+	const ttl = 20 * time.Second // its deadline (16 s) is not what stops the request
+	a := startCutRunner(t, dsn, srv.URL, ttl)
+	running(t, a.ob)
+	enqueue(t, a.ob, Intent{ID: "before", Printer: "line1", Job: job("before")})
+	waitState(t, a.ob, "before", Sent)
+	a.mode, a.printerOn = faultproxy.Blackhole, true
+	a.armed.Store(true)
+	enqueue(t, a.ob, Intent{ID: "x", Printer: "line1", Job: job("x")})
+	select {
+	case <-a.cutOff:
+	case <-time.After(10 * time.Second):
+		t.Fatal("A did not dial the printer for x")
+	}
+	start := time.Now()
+	sqlExec(t, dsn, `UPDATE labelprinter_outbox_lanes SET owner = 'another run', lease_until = now() + interval '1 hour'`)
+	// A's next look at its lanes (within a second) finds the lease gone.
+	stopped := func() bool {
+		return strings.Contains(a.log(), `id=x printer=line1 written="not written"`)
+	}
+	for !stopped() && time.Since(start) < 8*time.Second {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !stopped() {
+		t.Errorf("A's request was not stopped within 8 s of losing its lane; log:\n%s", a.log())
+	} else {
+		t.Logf("stopped %v after the lane was taken", time.Since(start).Round(time.Millisecond))
+	}
+	a.heal()
+	time.Sleep(time.Second) // a dial that went on would reach the printer now
+	if got := rec.received(); !slices.Equal(got, []string{"before"}) {
+		t.Errorf("the printer printed %v, want only before", got)
+	}
+	if e, err := a.ob.Get("x"); err != nil || e.State != Pending {
+		t.Errorf("x: %s, %v; want pending again: it was never written", e.State, err)
 	}
 }
