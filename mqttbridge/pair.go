@@ -333,7 +333,9 @@ func (p *pair) openLedger(ctx context.Context, queue string) (*pgLedger, error) 
 	defer cancel()
 	cut, _ := json.Marshal(map[string]any{
 		"state": StateUnknown,
-		"error": "the bridge stopped while the abortPrint was being sent; it may or may not have reached the printer",
+		// Whether it stopped or was cut off from the database, the bridge that sent it lost
+		// its lease with it out; its fence stops it from ever sending it later.
+		"error": "the bridge sending the abortPrint lost its lease (it stopped, or was cut off from the database) while it was out; it may or may not have reached the printer, and is never sent again",
 		"time":  time.Now().UTC(),
 	})
 	_, err := p.pool.Exec(ctx, `UPDATE labelprinter_mqtt_ledger SET record = record || $2::jsonb
