@@ -93,9 +93,10 @@ func TestOutboxTopic(t *testing.T) {
 	s.send(cmdTopic("line1", "printJob"), printJobCmd("u1"))
 	w.waitStates(resultTopic("line1"), "u1", StateQueued, StateUnknown)
 	got := w.waitOutbox("line1", "u1 listed unknown", func(s *OutboxState) bool { return s.Counts["unknown"] == 1 })
-	if !equal(ids(got.Unknown), []string{"u1"}) || got.UnknownMore != 0 || got.Counts["sent"] != 1 || got.Unknown[0].Since.IsZero() || got.Unknown[0].AgeSeconds < 0 {
-		t.Errorf("P/outbox with u1 unknown: %+v", got)
+	if !equal(ids(got.Unknown), []string{"u1"}) || got.UnknownMore != 0 || got.Counts["sent"] != 1 || got.Unknown[0].Since.IsZero() || got.Unknown[0].AgeSeconds < 0 || got.Unknown[0].Attempts != 1 {
+		t.Fatalf("P/outbox with u1 unknown: %+v", got)
 	}
+	u1Attempts := got.Unknown[0].Attempts
 	eventually(t, "the warn line for u1", func() bool {
 		for _, l := range strings.Split(logs.String(), "\n") {
 			if strings.Contains(l, "level=WARN") && strings.Contains(l, "id=u1") && strings.Contains(l, "unknown") {
@@ -126,7 +127,8 @@ func TestOutboxTopic(t *testing.T) {
 		t.Errorf("more than %d pending and none counted as more: %+v", outboxListMax, got)
 	}
 
-	s.send(cmdTopic("line1", "cancel"), map[string]any{"id": "u1", "attempts": 1})
+	// The attempts P/outbox lists are what the cancel names.
+	s.send(cmdTopic("line1", "cancel"), map[string]any{"id": "u1", "attempts": u1Attempts})
 	eventually(t, "u1 cancelled", func() bool {
 		got := w.statesOf(resultTopic("line1"), "u1")
 		return contains(got, StateDone) && contains(got, StateCancelled)
