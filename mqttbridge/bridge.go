@@ -326,9 +326,10 @@ func (b *Bridge) Close() error {
 // with the broker, and the subscription stays), lets print jobs in flight finish or become
 // unknown, publishes their results and "offline", disconnects and returns nil. Run may be
 // called once. At start, Run refuses to connect when <topic_prefix>/bridge/online says another
-// bridge process is online (see [ErrAnotherBridgeOnline]). When another connection with broker.client_id takes the broker session, Run
-// stops at once without reconnecting or publishing "offline" (the other process is online)
-// and returns an error wrapping [ErrSessionTakenOver].
+// bridge process is online (see [ErrAnotherBridgeOnline]). When another connection with
+// broker.client_id takes the broker session, Run stops at once without reconnecting or
+// publishing "offline" (the other process is online) and returns an error wrapping
+// [ErrSessionTakenOver].
 func (b *Bridge) Run(ctx context.Context) error {
 	if ctx == nil {
 		return errors.New("mqttbridge.Run: nil context")
