@@ -226,7 +226,7 @@ func (p *pair) confirm(ctx context.Context, log func(msg string, args ...any)) (
 			select {
 			case <-ctx.Done():
 				return false, ctx.Err()
-			case <-time.After(p.ttl / 10):
+			case <-time.After(p.ttl / 4):
 			}
 		case !held:
 			return false, nil

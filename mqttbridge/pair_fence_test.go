@@ -138,7 +138,8 @@ func testPairFencedAbortPrint(t *testing.T, bk testBroker, dsn string) {
 	pxA, dsnA := pgProxy(t, dsn)
 	_, dsnB := pgProxy(t, dsn)
 	w := watch(t, bk.URL(), prefix+"/#")
-	a, runA := pairMember(t, bk, ap.plant, dsnA, ttl, nil)
+	logA := &logTimes{}
+	a, runA := pairMember(t, bk, ap.plant, dsnA, ttl, slog.New(logA))
 	w.waitOnline(1)
 	_, runB := pairMember(t, bk, ap.plant, dsnB, ttl, nil)
 	time.Sleep(300 * time.Millisecond) // the standby has looked at the lease
@@ -189,6 +190,13 @@ func testPairFencedAbortPrint(t *testing.T, bk testBroker, dsn string) {
 	// bridge runs any more.
 	time.Sleep(time.Until(ap.abortTimes()[0].Add(3500 * time.Millisecond)))
 	deadline := a.pair.current().Deadline()
+	// The fenced bridge says what became of its abortPrint: one request, written and answered
+	// 503; the retry never begun.
+	if line, ok := logA.find("the bridge lease ended while an abortPrint was being sent; it is not sent again"); !ok {
+		t.Error("the fenced bridge did not log that its abortPrint was cut off")
+	} else if got := attrs(line, "requests", "written", "last_request"); got != "1 1 written" {
+		t.Errorf("the fenced bridge logged requests, written, last_request = %s; want 1 1 written", got)
+	}
 	if n := ap.Sim.QueueLength("p1"); n != 3 {
 		t.Errorf("the printer's queue holds %d jobs after the partition healed, want 3: the fenced bridge's abortPrint went out late", n)
 	}
@@ -222,16 +230,33 @@ func (l *logTimes) Handle(_ context.Context, r slog.Record) error {
 func (l *logTimes) WithAttrs([]slog.Attr) slog.Handler { return l }
 func (l *logTimes) WithGroup(string) slog.Handler      { return l }
 
-// first returns when msg was first logged.
-func (l *logTimes) first(msg string) (time.Time, bool) {
+// find returns the first record of msg.
+func (l *logTimes) find(msg string) (slog.Record, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, r := range l.msgs {
 		if r.Message == msg {
-			return r.Time, true
+			return r, true
 		}
 	}
-	return time.Time{}, false
+	return slog.Record{}, false
+}
+
+// attrs returns the values of the named attributes of r, space separated.
+func attrs(r slog.Record, names ...string) string {
+	vals := map[string]string{}
+	r.Attrs(func(a slog.Attr) bool { vals[a.Key] = a.Value.String(); return true })
+	var out []string
+	for _, n := range names {
+		out = append(out, vals[n])
+	}
+	return strings.Join(out, " ")
+}
+
+// first returns when msg was first logged.
+func (l *logTimes) first(msg string) (time.Time, bool) {
+	r, ok := l.find(msg)
+	return r.Time, ok
 }
 
 // TestPairStalledDatabase: with a 2 s lease, the database stops answering both bridges for
