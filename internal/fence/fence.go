@@ -17,6 +17,9 @@
 // headers of up to 4 KiB, which the transport buffers until they are complete). Call.Attempts
 // says whether a cancelled request had been written: not before a connection was got for it,
 // written once the transport reported it, and maybe in between.
+// A request stopped before it had a connection ends with a cause the SDK reads as a failed
+// dial, so its TransportError says it was not sent (MaybeSent false); errors.Is still finds
+// the lease's cause in it.
 //
 // BoundToWrite is Bound for a call whose answer is still wanted after the lease ends (an
 // outbox records it, or logs it for the person deciding about the entry): a request written
@@ -187,21 +190,23 @@ func (l *Lease) bound(parent context.Context, keepWritten bool) (context.Context
 	ctx, cancel := context.WithCancelCause(parent)
 	c := &Call{cancel: cancel}
 	c.stop = context.AfterFunc(l.ctx, func() {
-		if keepWritten {
-			c.mu.Lock()
-			written := c.last == WasWritten
-			c.mu.Unlock()
-			if written {
-				return
-			}
+		c.mu.Lock()
+		last := c.last
+		c.mu.Unlock()
+		switch {
+		case keepWritten && last == WasWritten:
+			return
+		case last == NotWritten:
+			cancel(notSent(context.Cause(l.ctx)))
+		default:
+			cancel(context.Cause(l.ctx))
 		}
-		cancel(context.Cause(l.ctx))
 	})
 	fenced := func() bool {
 		if !l.expired() {
 			return false
 		}
-		cancel(l.Err())
+		cancel(notSent(l.Err()))
 		c.closeConn()
 		c.mu.Lock()
 		c.gated, c.last = true, NotWritten
@@ -241,6 +246,15 @@ func (l *Lease) bound(parent context.Context, keepWritten bool) (context.Context
 	})
 	return ctx, c
 }
+
+// notSent is the cause of a call stopped before its request had a connection, or before a
+// byte of it was flushed: a failed dial, as net/http reports one. The SDK says that a request
+// may have been sent (TransportError.MaybeSent) unless its error is a failed dial, so the
+// request the fence stopped in time is reported as not sent whenever that cause is what the
+// transport returns (it is when the request was still waiting for its connection; a request
+// whose connection the fence closed may fail with the write's error instead, which the SDK
+// reads as maybe sent, and Call.Attempts tells). errors.Is still finds the lease's cause.
+func notSent(cause error) error { return &net.OpError{Op: "dial", Err: cause} }
 
 // Call is one call made under a Bound context: it closes the connection of a request the
 // lease no longer covers, so that the transport's write of it fails instead of reaching the
