@@ -166,6 +166,10 @@ func (b *Bridge) checkOnline(ctx context.Context) error {
 	}
 	// A process that just died has its Will published a moment later: wait for it.
 	other := held()
+	if other != nil {
+		b.log.Info("another bridge is online under this topic_prefix; waiting for its offline before refusing to start",
+			"topic", topic, "instance", other.Instance, "client_id", other.ClientID, "wait", onlineHeldWait)
+	}
 	wait := time.NewTimer(onlineHeldWait)
 	defer wait.Stop()
 	for other != nil {
