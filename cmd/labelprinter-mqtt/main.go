@@ -19,10 +19,11 @@
 //
 // Exit codes: 0 after a clean stop (SIGTERM or SIGINT), 2 for a bad flag or configuration (the
 // message names the field) and for an orphaned outbox with work left (the message names the
-// file, its URL and its counts), 1 when the bridge cannot start, when another process took its
-// broker session (the same broker.client_id; logged at error level, naming it) or, one of a
-// pair, lost its lease (it left the broker and executed nothing after; started again, it
-// stands by).
+// file, its URL and its counts), 1 when the bridge cannot start (another bridge is online
+// under its topic_prefix, not one of its pair: the message names it), when another process
+// took its broker session (the same broker.client_id; logged at error level, naming it) or,
+// one of a pair, lost its lease (it left the broker and executed nothing after; started
+// again, it stands by).
 package main
 
 import (
