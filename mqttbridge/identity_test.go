@@ -254,17 +254,20 @@ func testCancelBeforeItsJob(t *testing.T, r *rig) {
 }
 
 // TestFinalResultPublishedAgain: the bridge is killed (SIGKILL) after the outbox committed a
-// job's final state and before its result reached the broker. The next bridge publishes that
-// result at start, once; a later start publishes it no more, since the broker's taking it was
-// marked. With a state directory and with a pair's PostgreSQL, on both brokers.
+// job's final state (sent; with a state directory also unknown: the printer hung up) and
+// before its result reached the broker. The next bridge publishes that result at start, once;
+// a later start publishes it no more, since the broker's taking it was marked. With a state
+// directory and with a pair's PostgreSQL, on both brokers.
 func TestFinalResultPublishedAgain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills child processes")
 	}
 	eachBroker(t, func(t *testing.T, bk testBroker) {
-		t.Run("state_dir", func(t *testing.T) {
-			testFinalResultPublishedAgain(t, newRig(t, bk, "final-"+strings.ReplaceAll(t.Name(), "/", "-")))
-		})
+		for _, state := range []string{StateSent, StateUnknown} {
+			t.Run("state_dir/"+state, func(t *testing.T) {
+				testFinalResultPublishedAgain(t, newRig(t, bk, "final-"+strings.ReplaceAll(t.Name(), "/", "-")), state)
+			})
+		}
 		t.Run("postgres", func(t *testing.T) {
 			dsn := pgtest.DSN(t)
 			name := "final-pg-" + strings.ReplaceAll(t.Name(), "/", "-")
@@ -272,20 +275,25 @@ func TestFinalResultPublishedAgain(t *testing.T) {
 			cfg := fmt.Sprintf("broker: {url: %q, client_id: %q}\ntopic_prefix: %q\noutbox: {postgres: {dsn: %q}, lease_ttl: 2s}\npoll_interval: 200ms\nprinters:\n  - {name: %s, url: %q, printer: %s}\n",
 				bk.URL(), name, r.prefix, dsn, r.printer, r.pl.URL, r.printer)
 			r.cfg = writeFile(t, r.dir, "bridge.yml", cfg)
-			testFinalResultPublishedAgain(t, r)
+			testFinalResultPublishedAgain(t, r, StateSent)
 		})
 	})
 }
 
-func testFinalResultPublishedAgain(t *testing.T, r *rig) {
+func testFinalResultPublishedAgain(t *testing.T, r *rig, state string) {
 	r.start(cmdPrintJob + ":" + crashAfterFinal)
+	if state == StateUnknown {
+		r.pl.mu.Lock()
+		r.pl.hangUp["X"] = true
+		r.pl.mu.Unlock()
+	}
 	r.send(cmdPrintJob, printJobCmd("X"))
 	r.crash(func() bool { return r.pl.printed("X") == 1 })
-	if r.has(cmdPrintJob, "X", StateSent) {
+	if r.has(cmdPrintJob, "X", state) {
 		t.Fatalf("before the restart X answered %v: sent came out before the kill", r.states(cmdPrintJob, "X"))
 	}
 	r.start("")
-	eventually(t, "X's result published again", func() bool { return r.has(cmdPrintJob, "X", StateSent) })
+	eventually(t, "X's result published again", func() bool { return r.has(cmdPrintJob, "X", state) })
 	r.marker("after")
 	r.stop()
 	r.start("")
@@ -293,17 +301,17 @@ func testFinalResultPublishedAgain(t *testing.T, r *rig) {
 	r.stop()
 	// The printJob itself may come again (killed before its queued result or its PUBACK went
 	// out): then queued is missing, or duplicate follows.
-	sent := 0
+	n := 0
 	for _, s := range r.states(cmdPrintJob, "X") {
 		switch {
-		case s == StateSent:
-			sent++
+		case s == state:
+			n++
 		case s != StateQueued && !strings.HasPrefix(s, StateDuplicate):
 			t.Errorf("X answered %s", s)
 		}
 	}
-	if sent != 1 {
-		t.Errorf("X answered %v, want sent once", r.states(cmdPrintJob, "X"))
+	if n != 1 {
+		t.Errorf("X answered %v, want %s once", r.states(cmdPrintJob, "X"), state)
 	}
 	if n := r.pl.printed("X"); n != 1 {
 		t.Errorf("X reached the printer %d times, want 1", n)
