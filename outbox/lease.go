@@ -163,3 +163,31 @@ func (o *Outbox) logCut(rec *record) {
 	o.log.LogAttrs(context.Background(), slog.LevelWarn, "outbox: the lane's lease was not renewed in time; the request was stopped before it was written",
 		slog.String("id", rec.ID), slog.String("printer", rec.Printer), slog.String("written", fence.NotWritten.String()))
 }
+
+// finishCut keeps trying to commit r, a request stopped before it was written, as Pending,
+// after the first try failed with err (the database is out of reach: often the same outage
+// that stopped the request). Until it is committed the entry stays in flight for this Run, so
+// a Run that takes its own lane back keeps it Sending instead of making it Unknown: this Run
+// knows the printer never got it. It returns nil once committed, errLateOutcome when another
+// Run has made the entry its own meanwhile, and the last error once ctx ends (then the entry
+// stays Sending, and whoever takes the lane makes it Unknown).
+func (o *Outbox) finishCut(ctx context.Context, r *record, err error) error {
+	if o.log != nil {
+		o.log.LogAttrs(context.Background(), slog.LevelWarn, "outbox: recording a request stopped before it was written as pending failed; retrying",
+			slog.String("id", r.ID), slog.String("printer", r.Printer), slog.String("error", err.Error()))
+	}
+	wait := 100 * time.Millisecond
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(wait*2, 5*time.Second)
+		if err = o.store.finish(ctx, r); err == nil || errors.Is(err, errLateOutcome) {
+			return err
+		}
+	}
+}

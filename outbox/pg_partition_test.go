@@ -246,3 +246,36 @@ func TestPostgresLostLaneStopsUnwrittenAtOnce(t *testing.T) {
 		t.Errorf("x: %s, %v; want pending again: it was never written", e.State, err)
 	}
 }
+
+// TestPostgresCutOffAloneSendsOnce: a runner alone on its queue is cut off from the database
+// and the printer while it dials for x, long enough for its lease to run out. It stopped x
+// before writing it, so when its links are back and it takes its own lane again, x is Pending
+// (not Unknown: this runner knows the printer never got it) and goes out once.
+func TestPostgresCutOffAloneSendsOnce(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	srv, rec := startSim(t, nil)
+	a := startCutRunner(t, dsn, srv.URL, time.Second)
+	running(t, a.ob)
+	enqueue(t, a.ob, Intent{ID: "before", Printer: "line1", Job: job("before")})
+	waitState(t, a.ob, "before", Sent)
+	a.mode = faultproxy.Blackhole
+	a.armed.Store(true)
+	enqueue(t, a.ob, Intent{ID: "x", Printer: "line1", Job: job("x")})
+	select {
+	case <-a.cutOff:
+	case <-time.After(10 * time.Second):
+		t.Fatal("A did not dial the printer for x")
+	}
+	waitFor(t, "A to stop x before writing it", func() bool {
+		return strings.Contains(a.log(), `id=x printer=line1 written="not written"`)
+	})
+	time.Sleep(500 * time.Millisecond) // past the lease, by the database's clock
+	a.heal()
+	e := waitState(t, a.ob, "x", Sent)
+	if got := rec.received(); !slices.Equal(got, []string{"before", "x"}) {
+		t.Errorf("the printer printed %v, want before, x", got)
+	}
+	if e.Attempts != 2 {
+		t.Errorf("x: %d attempts, want 2 (the stopped one, then the one that went out)", e.Attempts)
+	}
+}

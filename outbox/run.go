@@ -562,6 +562,9 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 	final.State, final.Error, final.Response = state, errText, answer
 	final.Updated = o.now().UTC().Round(0)
 	err = o.store.finish(ctx, &final)
+	if cut && err != nil && !errors.Is(err, errLateOutcome) {
+		err = o.finishCut(ctx, &final, err)
+	}
 	if errors.Is(err, errLateOutcome) {
 		o.lateOutcome(it, &final, written)
 		return nil
