@@ -21,6 +21,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 	"github.com/labelprinter/go-labelprinter/internal/testkit"
 	"github.com/labelprinter/go-labelprinter/printersim"
 )
@@ -41,8 +42,28 @@ import (
 // request at its printer: p50-ms and p99-ms. Every command must reach its printer exactly
 // once, or the benchmark fails.
 func BenchmarkCommands16(b *testing.B) {
-	b.Run("load=burst", func(b *testing.B) { benchCommands(b, 16, 0) })
-	b.Run("load=100/s", func(b *testing.B) { benchCommands(b, 16, 10*time.Millisecond) })
+	b.Run("load=burst", func(b *testing.B) { benchCommands(b, 16, 0, false) })
+	b.Run("load=100/s", func(b *testing.B) { benchCommands(b, 16, 10*time.Millisecond, false) })
+}
+
+// BenchmarkCommands16Stores is BenchmarkCommands16 with the outbox on each store in one run:
+// store=bbolt (16 files, as above) and store=postgres (a pair's bridge: 16 queues in one
+// PostgreSQL, the server the tests start, synchronous_commit on, the bridge lease held, every
+// command committed there before its acknowledgement). Both meet the same load on a shared
+// machine, the order of the stores alternating with -count.
+//
+//	go test -run '^$' -bench 'Commands16Stores' -benchtime 1000x -count 5 ./mqttbridge
+func BenchmarkCommands16Stores(b *testing.B) {
+	for _, load := range []struct {
+		name  string
+		every time.Duration
+	}{{"burst", 0}, {"100/s", 10 * time.Millisecond}} {
+		for _, store := range []string{"bbolt", "postgres"} {
+			b.Run("store="+store+"/load="+load.name, func(b *testing.B) {
+				benchCommands(b, 16, load.every, store == "postgres")
+			})
+		}
+	}
 }
 
 // arrivals records when each print job (keyed by its description) reached a printer.
@@ -85,12 +106,16 @@ func (a *arrivals) wrap(next http.Handler) http.Handler {
 	})
 }
 
-func benchCommands(b *testing.B, printers int, every time.Duration) {
+func benchCommands(b *testing.B, printers int, every time.Duration, postgres bool) {
 	bk := startTestBroker(b)
 	arr := &arrivals{}
 	cfg := Config{
 		Broker:   BrokerConfig{URL: bk.URL(), ClientID: "bench-bridge"},
 		StateDir: b.TempDir(),
+	}
+	if postgres {
+		cfg.StateDir = ""
+		cfg.Outbox = OutboxConfig{Postgres: &PostgresConfig{DSN: pgtest.DSN(b)}}
 	}
 	for i := range printers {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
