@@ -83,9 +83,6 @@ type Bridge struct {
 	ran      atomic.Bool
 	stopping atomic.Bool
 	stopCh   chan struct{}
-	// handleMu makes commands one at a time, in arrival order, across reconnects.
-	handleMu sync.Mutex
-	stopped  bool           // under handleMu: no command is taken any more
 	ackers   sync.WaitGroup // goroutines waiting to acknowledge a command
 	aborts   sync.WaitGroup // abortPrints being sent
 
@@ -95,10 +92,14 @@ type Bridge struct {
 	replies map[entryKey]reply
 	// aborting holds, per printer, a channel closed when its abortPrint in flight is answered.
 	aborting map[*printer]chan struct{}
-	// behind holds, per printer, the commands that wait for its abortPrint's answer, in
-	// arrival order (abortorder.go); drainers are the goroutines that handle them.
-	behind   map[*printer][]heldCommand
-	drainers sync.WaitGroup
+	// queued holds, per printer, the commands taken and not handled yet, in arrival order
+	// (commandorder.go); a printer is in it exactly while its worker runs. nil holds those
+	// whose topic names no printer of this bridge.
+	queued  map[*printer][]heldCommand
+	stopped bool // no command is taken any more
+	// workers are the printers' goroutines; executing counts the commands they are handling.
+	workers   sync.WaitGroup
+	executing sync.WaitGroup
 	// reps follows results to the broker, so that one lost with the process is published again.
 	reps *reports
 }
@@ -186,7 +187,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		waiting:  map[entryKey]*waiter{},
 		replies:  map[entryKey]reply{},
 		aborting: map[*printer]chan struct{}{},
-		behind:   map[*printer][]heldCommand{},
+		queued:   map[*printer][]heldCommand{},
 		reps:     newReports(),
 		takeover: takeoverWatch{clientID: cfg.Broker.ClientID},
 		instance: newInstance(),
@@ -474,10 +475,11 @@ func (b *Bridge) bridge(ctx context.Context) error {
 		// and not acknowledged go to the next bridge, which finds them in the shared outbox.
 		_ = cm.Disconnect(context.WithoutCancel(ctx))
 	}
-	// Waits for the command being handled; later ones see stopping and are left alone.
-	b.handleMu.Lock()
+	// Waits for the commands being handled; later ones see stopping and are left alone.
+	b.mu.Lock()
 	b.stopped = true
-	b.handleMu.Unlock()
+	b.mu.Unlock()
+	b.executing.Wait()
 	// Commands taken are acknowledged once their first result is out, which the publisher,
 	// still running, sees to; after stopGrace they are left unacknowledged (redelivered, and
 	// then duplicates).
@@ -490,7 +492,7 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	close(b.stopCh)
 	b.ackers.Wait()
 	b.aborts.Wait()
-	b.drainers.Wait() // each sees stopped once its abortPrint is answered
+	b.workers.Wait() // each sees stopped once its printer's abortPrint is answered
 	stopRun()
 	for _, ctl := range b.ctls {
 		// Close lets a print job in flight settle (sent, or unknown) before it returns.

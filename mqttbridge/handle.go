@@ -11,38 +11,28 @@ import (
 	"github.com/labelprinter/go-labelprinter/outbox"
 )
 
-// onCommand handles one PUBLISH on the command filter, unless the bridge is stopping (then it
-// stays with the broker). Commands are handled one at a time, in the order they arrived,
-// except that a printer's commands that come while its abortPrint is in flight wait for its
-// answer without holding up other printers' (abortorder.go). Each is acknowledged once its
-// first result is with the broker, by a goroutine of its own, so paho's delivery goroutine
-// never waits on the network. MQTT 5 §4.6 and paho's acknowledgement tracker keep the
-// acknowledgements in arrival order.
+// onCommand takes one PUBLISH on the command filter, unless the bridge is stopping (then it
+// stays with the broker): it queues it on its printer, whose worker handles it in turn
+// (commandorder.go), and returns at once, so paho's delivery goroutine never waits on a
+// command. Each is acknowledged once its first result is with the broker, by a goroutine of
+// its own; MQTT 5 §4.6 and paho's acknowledgement tracker keep the acknowledgements in
+// arrival order.
 func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publish) {
 	b.log.Debug("command received", "topic", pb.Topic, "bytes", len(pb.Payload))
 	if b.stopping.Load() {
 		return
 	}
-	b.handleMu.Lock()
-	defer b.handleMu.Unlock()
-	if !b.taking() {
-		return
-	}
-	lost := b.currentLost()
-	if b.behindAbort(ctx, cl, pb, lost) {
-		return
-	}
-	b.execute(ctx, cl, pb, lost)
+	b.queue(b.commandPrinter(pb.Topic), heldCommand{ctx: ctx, cl: cl, pb: pb, lost: b.currentLost()})
 }
 
 // taking reports whether commands are executed: not once the bridge stops, nor by a bridge
-// whose lease may have run out (fencing). handleMu is held.
+// whose lease may have run out (fencing). b.mu is held.
 func (b *Bridge) taking() bool {
 	return !b.stopped && (b.pair == nil || b.pair.held())
 }
 
 // execute handles pb, which came on the connection whose loss closes lost, and acknowledges
-// it once its first result is with the broker. handleMu is held.
+// it once its first result is with the broker. Its printer's worker runs it (commandorder.go).
 func (b *Bridge) execute(ctx context.Context, cl *paho.Client, pb *paho.Publish, lost chan struct{}) {
 	kind := b.crashKind(pb)
 	done := b.handle(ctx, pb)

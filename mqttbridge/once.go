@@ -75,7 +75,7 @@ func entryKindName(e outbox.Entry) string {
 
 // abortOnce sends an abortPrint unless its id is already recorded for p, which answers the
 // record (duplicate, with current done, failed or unknown). It is recorded durably before it
-// is sent, and the printer's later commands wait until it is answered (behindAbort), so it never
+// is sent, and the printer's later commands wait until it is answered (work), so it never
 // runs after a command that came later: not when redelivered, and not when the process died
 // while it was out (it is then unknown, and a person sends a new one if it is still wanted).
 // Other printers' commands go on meanwhile. A ledger that cannot be read or written returns

@@ -13,10 +13,10 @@ const (
 
 // enqueue commits a printJob or trigger to the outbox (enqueueOnce). An outbox that cannot be
 // read or written (a full disk, an I/O error) is tried again in place, with back-off, each
-// failure logged at error level: the command keeps its place, and those behind it wait, as
-// their acknowledgements would anyway (they go in arrival order). Once the disk has room the
-// command goes through, once. When ctx ends first the command is left with the broker, which
-// delivers it again.
+// failure logged at error level: the command keeps its place, and its printer's commands behind
+// it wait (other printers' go on; their acknowledgements, in arrival order, wait for it). Once
+// the disk has room the command goes through, once. When ctx ends first the command is left
+// with the broker, which delivers it again.
 func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
 	return b.inPlace(ctx, p, cmd, "the outbox cannot be written; the command waits and is tried again",
 		func() (chan struct{}, error) { return b.enqueueOnce(ctx, p, cmd, rep) })
