@@ -49,4 +49,13 @@ func TestSDKSaysNotSent(t *testing.T) {
 	if n := len(dials); n != 1 {
 		t.Errorf("%d dials, want 1: no retry after the lease's end", n)
 	}
+	// A call that begins after the lease's end never dials.
+	ctx2, call2 := l.BoundToWrite(context.Background())
+	defer call2.End()
+	if _, err := c.Printers.Trigger(ctx2, "p1"); !errors.Is(err, fence.ErrExpired) && !errors.Is(err, context.Canceled) {
+		t.Errorf("Trigger after the lease's end: %v", err)
+	}
+	if n := len(dials); n != 1 {
+		t.Errorf("a call after the lease's end dialled (%d dials in all)", n)
+	}
 }
