@@ -14,7 +14,11 @@
 // requests are checked where they leave (net/http/httptrace): an attempt that begins after the
 // deadline is cancelled before it dials, and one whose request would be written after the
 // deadline has its connection closed before a byte of the request leaves (on HTTP/1.1, with
-// headers of up to 4 KiB, which the transport buffers until they are complete). Call.Attempts
+// headers of up to 4 KiB, which the transport buffers until they are complete). On HTTP/2 the
+// connection carries other calls' requests and is never closed: a request is stopped by its
+// context, which the transport checks before it writes the headers, so one whose lease ended
+// by the time it got its connection is not written; a deadline that passes while its headers
+// are encoded cannot stop them, and Call.Attempts says it may be written. Call.Attempts
 // says whether a cancelled request had been written: not before a connection was got for it,
 // written once the transport reported it, and maybe in between.
 // A request stopped before it had a connection ends with a cause the SDK reads as a failed
@@ -34,6 +38,7 @@ import (
 	"errors"
 	"net"
 	"net/http/httptrace"
+	"strings"
 	"sync"
 	"time"
 )
@@ -202,12 +207,31 @@ func (l *Lease) bound(parent context.Context, keepWritten bool) (context.Context
 			cancel(context.Cause(l.ctx))
 		}
 	})
-	fenced := func() bool {
+	// fenced stops the call's request where it stands once the lease has ended, and reports
+	// whether it did. On HTTP/1 the connection is the request's own, and closing it before the
+	// transport flushes the request stops every byte of it (at GotConn the protocol is not
+	// known yet: the first header field, written to the buffer next, tells, and closes it
+	// then). On HTTP/2 the connection carries other calls' requests and is never closed: the
+	// cancelled context stops the request, as the transport checks it before it writes the
+	// headers; once it writes them, the request may be written whatever happens.
+	fenced := func(closeH1 bool) bool {
 		if !l.expired() {
 			return false
 		}
+		c.mu.Lock()
+		h2Writing := c.h2 && c.fields
+		c.mu.Unlock()
+		if h2Writing {
+			cancel(l.Err())
+			return true
+		}
 		cancel(notSent(l.Err()))
-		c.closeConn()
+		c.mu.Lock()
+		h1 := c.fields && !c.h2
+		c.mu.Unlock()
+		if closeH1 && h1 {
+			c.closeConn()
+		}
 		c.mu.Lock()
 		c.gated, c.last = true, NotWritten
 		c.mu.Unlock()
@@ -217,20 +241,33 @@ func (l *Lease) bound(parent context.Context, keepWritten bool) (context.Context
 		GetConn: func(string) {
 			c.mu.Lock()
 			c.begun++
-			c.last, c.gated = NotWritten, false
+			c.last, c.gated, c.fields, c.h2 = NotWritten, false, false, false
 			c.mu.Unlock()
-			fenced()
+			fenced(false)
 		},
 		GotConn: func(info httptrace.GotConnInfo) {
 			c.mu.Lock()
 			c.conn, c.last = info.Conn, MaybeWritten
 			c.mu.Unlock()
-			fenced()
+			fenced(false)
+		},
+		WroteHeaderField: func(key string, _ []string) {
+			c.mu.Lock()
+			first := !c.fields
+			if first {
+				// HTTP/1 writes Host first, into the connection's buffer; HTTP/2 encodes its
+				// pseudo-headers first, just before it writes the frame.
+				c.fields, c.h2 = true, strings.HasPrefix(key, ":")
+			}
+			c.mu.Unlock()
+			if first {
+				fenced(true)
+			}
 		},
 		WroteHeaders: func() {
-			// The last moment before the request's bytes leave: the transport flushes them
-			// after this hook returns.
-			fenced()
+			// On HTTP/1 the last moment before the request's bytes leave: the transport
+			// flushes them after this hook returns.
+			fenced(true)
 		},
 		WroteRequest: func(info httptrace.WroteRequestInfo) {
 			c.mu.Lock()
@@ -256,16 +293,18 @@ func (l *Lease) bound(parent context.Context, keepWritten bool) (context.Context
 // reads as maybe sent, and Call.Attempts tells). errors.Is still finds the lease's cause.
 func notSent(cause error) error { return &net.OpError{Op: "dial", Err: cause} }
 
-// Call is one call made under a Bound context: it closes the connection of a request the
-// lease no longer covers, so that the transport's write of it fails instead of reaching the
-// printer, and records how far its requests got.
+// Call is one call made under a Bound context: it stops a request the lease no longer covers
+// (on HTTP/1 by closing its connection, so that the transport's write of it fails instead of
+// reaching the printer), and records how far its requests got.
 type Call struct {
 	cancel context.CancelCauseFunc
 	stop   func() bool
 
 	mu      sync.Mutex
 	conn    net.Conn // of the request being written
-	gated   bool     // the fence closed conn before the request was flushed
+	gated   bool     // the fence stopped the request before it was flushed
+	fields  bool     // the request's first header field was written (to the buffer, on HTTP/1)
+	h2      bool     // the request goes over HTTP/2, whose connection is shared
 	begun   int
 	written int
 	last    Written
