@@ -20,10 +20,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	labelprinter "github.com/labelprinter/go-labelprinter"
 	"github.com/labelprinter/go-labelprinter/internal/faultproxy"
 	"github.com/labelprinter/go-labelprinter/internal/pgtest"
@@ -65,7 +67,7 @@ type nemesisParams struct {
 }
 
 func defaultNemesisParams() nemesisParams {
-	return nemesisParams{runners: 3, printers: 3, faults: nemesisFaults, ttl: time.Second, settle: 45 * time.Second}
+	return nemesisParams{runners: 3, printers: 6, faults: nemesisFaults, ttl: time.Second, settle: 45 * time.Second}
 }
 
 // TestNemesisPostgres runs the nemesis on the fixed seeds (or NEMESIS_SEED, or random seeds
@@ -119,6 +121,7 @@ func TestNemesisPostgres(t *testing.T) {
 type nemesisFigures struct {
 	rounds, ids, enqueueCalls, enqueueErrors, repeats, prints, sent, unknown, resends int
 	steps, checks                                                                     int
+	stalls, timedStalls                                                               int
 	faults                                                                            map[string]int
 	settle                                                                            time.Duration // the longest wait for every entry to settle
 }
@@ -134,6 +137,8 @@ func (f *nemesisFigures) add(g nemesisFigures) {
 	f.unknown += g.unknown
 	f.resends += g.resends
 	f.steps += g.steps
+	f.stalls += g.stalls
+	f.timedStalls += g.timedStalls
 	f.checks += g.checks
 	f.settle = max(f.settle, g.settle)
 	if f.faults == nil {
@@ -154,10 +159,10 @@ func (f nemesisFigures) String() string {
 	for _, k := range kinds {
 		fs = append(fs, fmt.Sprintf("%s %d", k, f.faults[k]))
 	}
-	return fmt.Sprintf("%d rounds, %d steps (%s); %d IDs enqueued in %d calls (%d repeated, %d failed and retried); "+
+	return fmt.Sprintf("%d rounds, %d steps (%s; %d of %d stalls timed at a Sending commit); %d IDs enqueued in %d calls (%d repeated, %d failed and retried); "+
 		"%d printed, %d sent, %d unknown and printed once, %d resent by the operator; %d checks of the journal; "+
 		"longest settling after healing %v",
-		f.rounds, f.steps, strings.Join(fs, ", "), f.ids, f.enqueueCalls, f.repeats, f.enqueueErrors,
+		f.rounds, f.steps, strings.Join(fs, ", "), f.timedStalls, f.stalls, f.ids, f.enqueueCalls, f.repeats, f.enqueueErrors,
 		f.prints, f.sent, f.unknown, f.resends, f.checks, f.settle.Round(time.Millisecond))
 }
 
@@ -330,39 +335,60 @@ func nemesisSchedule(seed uint64, p nemesisParams) []nemesisEvent {
 				w.proxy(l.runner, l.which).Set(mode)
 			})
 			add(at+d, "", name+" healed", func(w *nemesisWorld) { w.proxy(l.runner, l.which).Set(faultproxy.Pass) })
-		case k < 10: // a runner's host loses the network
+		case k < 10: // a runner's host loses the network, its printer side first (a flapping port)
 			ld, lp := link{r, 0}, link{r, 1}
 			if linkFree[ld] > at || linkFree[lp] > at {
 				continue
 			}
 			d := between(p.ttl/2, 3*p.ttl)
+			lag := between(0, p.ttl/2)
 			dbMode := faultproxy.Blackhole
 			if rng.IntN(2) == 0 {
 				dbMode = faultproxy.Freeze
 			}
-			linkFree[ld], linkFree[lp] = at+d, at+d
-			add(at, "isolate", fmt.Sprintf("runner %d isolated for %v (database %s, printer blackhole)", r, d, dbMode), func(w *nemesisWorld) {
-				w.proxy(r, 0).Set(dbMode)
-				w.proxy(r, 1).Set(faultproxy.Blackhole)
-			})
-			add(at+d, "", fmt.Sprintf("runner %d's network back", r), func(w *nemesisWorld) {
-				w.proxy(r, 0).Set(faultproxy.Pass)
-				w.proxy(r, 1).Set(faultproxy.Pass)
-			})
-		case k < 13: // a runner's host slows down, then stalls (swapping, a VM starved of CPU)
-			ld := link{r, 0}
-			if linkFree[ld] > at || procFree[r] > at {
+			// Blackhole: connections hang; Reset: the interface is down, every connection fails
+			// at once (and the SDK dials again).
+			prMode := faultproxy.Blackhole
+			if rng.IntN(2) == 0 {
+				prMode = faultproxy.Reset
+			}
+			linkFree[ld], linkFree[lp] = at+lag+d, at+d
+			add(at, "isolate", fmt.Sprintf("runner %d isolated: printer link %s for %v, database link %s %v later for %v", r, prMode, d, dbMode, lag, d),
+				func(w *nemesisWorld) { w.proxy(r, 1).Set(prMode) })
+			add(at+lag, "", fmt.Sprintf("runner %d's database link %s", r, dbMode), func(w *nemesisWorld) { w.proxy(r, 0).Set(dbMode) })
+			add(at+d, "", fmt.Sprintf("runner %d's printer link back", r), func(w *nemesisWorld) { w.proxy(r, 1).Set(faultproxy.Pass) })
+			add(at+lag+d, "", fmt.Sprintf("runner %d's database link back", r), func(w *nemesisWorld) { w.proxy(r, 0).Set(faultproxy.Pass) })
+		case k < 13: // the busiest runner's host slows down, then stalls (swapping, a VM starved of CPU)
+			// The stall is timed as a nemesis times a leader's pause: it takes the runner that
+			// holds the most lanes when it starts, and pauses it the moment it commits an entry
+			// Sending (the database's answer still on its slow way to it), or at the end of the
+			// slow phase if it commits none. Which runner that is is known only then, so the
+			// stall keeps every runner's process and database link to itself.
+			busy := false
+			for i := range p.runners {
+				busy = busy || procFree[i] > at || linkFree[link{i, 0}] > at
+			}
+			if busy {
 				continue
 			}
-			delay := between(p.ttl/20, p.ttl/4)
+			delay := between(p.ttl/100, p.ttl/30) // slow enough to time, not so slow that the runner loses its lanes
 			slow := between(p.ttl/2, 2*p.ttl)
-			stall := between(p.ttl+p.ttl/5, 3*p.ttl)
-			linkFree[ld], procFree[r] = at+slow+stall, at+slow+stall
-			add(at, "stall", fmt.Sprintf("runner %d's database link slow (%v a chunk), the runner paused (SIGSTOP) %v later for %v", r, delay, slow, stall), func(w *nemesisWorld) {
+			stall := between(p.ttl+p.ttl/5, 2*p.ttl)
+			for i := range p.runners {
+				procFree[i], linkFree[link{i, 0}] = at+slow+stall, at+slow+stall
+			}
+			target := make(chan int, 1)
+			add(at, "stall", fmt.Sprintf("the runner holding the most lanes: its database link slow (%v a chunk), the runner paused (SIGSTOP) when it next commits Sending (within %v) until %v later",
+				delay, slow, slow+stall), func(w *nemesisWorld) {
+				r := w.busiest()
 				w.proxy(r, 0).SetDelay(delay)
+				go func() {
+					w.pauseAtSending(r, time.Now().Add(slow))
+					target <- r
+				}()
 			})
-			add(at+slow, "", fmt.Sprintf("runner %d paused", r), func(w *nemesisWorld) { w.signal(r, syscall.SIGSTOP) })
-			add(at+slow+stall, "", fmt.Sprintf("runner %d continued, its database link fast again", r), func(w *nemesisWorld) {
+			add(at+slow+stall, "", "the stalled runner continued, its database link fast again", func(w *nemesisWorld) {
+				r := <-target
 				w.proxy(r, 0).SetDelay(0)
 				w.signal(r, syscall.SIGCONT)
 			})
@@ -407,6 +433,8 @@ type nemesisWorld struct {
 
 	mu         sync.Mutex
 	violations []string
+
+	stalls, timedStalls atomic.Int64 // stalls, and those timed at a Sending commit
 }
 
 // nemesisRunner is a runner process.
@@ -483,6 +511,80 @@ func (w *nemesisWorld) kill(i int) {
 func (w *nemesisWorld) signal(i int, sig syscall.Signal) {
 	if err := w.runners[i].cmd.Process.Signal(sig); err != nil {
 		w.violate("runner %d: %v: %v (it exited: %s)", i, sig, err, w.runners[i].stderr.String())
+	}
+}
+
+// busiest returns the runner that holds the most lanes (the first one when the database does
+// not answer).
+func (w *nemesisWorld) busiest() int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	best, most := 0, 0
+	conn, err := pgx.Connect(ctx, w.dsn)
+	if err != nil {
+		return best
+	}
+	defer conn.Close(context.Background())
+	for i, r := range w.runners {
+		var n int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM labelprinter_outbox_lanes
+			WHERE queue = $1 AND split_part(owner, '/', 2) = $2 AND lease_until > now()`, nemesisQueue, strconv.Itoa(r.cmd.Process.Pid)).Scan(&n)
+		if err == nil && n > most {
+			best, most = i, n
+		}
+	}
+	return best
+}
+
+// pauseAtSending pauses runner i (SIGSTOP) as soon as an entry of a lane it holds is newly
+// Sending, looking every few milliseconds, or at until if none is.
+func (w *nemesisWorld) pauseAtSending(i int, until time.Time) {
+	defer w.signal(i, syscall.SIGSTOP)
+	w.stalls.Add(1)
+	pid := strconv.Itoa(w.runners[i].cmd.Process.Pid)
+	var conn *pgx.Conn
+	defer func() {
+		if conn != nil {
+			_ = conn.Close(context.Background())
+		}
+	}()
+	seen := map[string]bool{}
+	first := true
+	for time.Now().Before(until) {
+		ctx, cancel := context.WithDeadline(context.Background(), until)
+		if conn == nil {
+			c, err := pgx.Connect(ctx, w.dsn)
+			if err != nil {
+				cancel()
+				time.Sleep(10 * time.Millisecond) // the database restarts
+				continue
+			}
+			conn = c
+		}
+		rows, err := conn.Query(ctx, `SELECT e.id || '/' || e.attempts FROM labelprinter_outbox_entries e
+			JOIN labelprinter_outbox_lanes l ON l.queue = e.queue AND l.printer = e.printer
+			WHERE e.queue = $1 AND e.state = 'sending' AND split_part(l.owner, '/', 2) = $2`, nemesisQueue, pid)
+		var sending []string
+		if err == nil {
+			sending, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		cancel()
+		if err != nil {
+			_ = conn.Close(context.Background())
+			conn = nil
+			continue
+		}
+		fresh := false
+		for _, k := range sending {
+			fresh = fresh || (!seen[k] && !first)
+			seen[k] = true
+		}
+		if fresh {
+			w.timedStalls.Add(1)
+			return
+		}
+		first = false
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 
@@ -721,6 +823,7 @@ func runNemesis(t *testing.T, pg *pgtest.Server, seed uint64, p nemesisParams) n
 		time.Sleep(20 * time.Millisecond)
 	}
 	fig.settle = time.Since(healed)
+	fig.stalls, fig.timedStalls = int(w.stalls.Load()), int(w.timedStalls.Load())
 	close(stopOperator)
 	<-operatorDone
 	for i := range w.runners {
