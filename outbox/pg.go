@@ -582,9 +582,14 @@ func (s *pgStore) list(ctx context.Context, states []State) ([]*record, error) {
 // when its transaction began before that one committed: the listener tells an entry's changes
 // by it (pg_listen.go).
 func save(ctx context.Context, tx pgx.Tx, queue string, r *record) error {
-	return tx.QueryRow(ctx, `UPDATE labelprinter_outbox_entries SET state = $3, attempts = $4, error = $5,
-		response = $6, updated = greatest(now(), updated + interval '1 microsecond') WHERE queue = $1 AND seq = $2 RETURNING updated`,
-		queue, int64(r.Seq), string(r.State), r.Attempts, r.Error, nullable(r.Response)).Scan(&r.Updated)
+	return tx.QueryRow(ctx, saveSQL, saveArgs(queue, r)...).Scan(&r.Updated)
+}
+
+const saveSQL = `UPDATE labelprinter_outbox_entries SET state = $3, attempts = $4, error = $5,
+	response = $6, updated = greatest(now(), updated + interval '1 microsecond') WHERE queue = $1 AND seq = $2 RETURNING updated`
+
+func saveArgs(queue string, r *record) []any {
+	return []any{queue, int64(r.Seq), string(r.State), r.Attempts, r.Error, nullable(r.Response)}
 }
 
 func (s *pgStore) change(ctx context.Context, id string, _ time.Time, f func(*record) error) (*record, error) {
@@ -660,41 +665,13 @@ func (s *pgStore) expire(ctx context.Context, items []*item, _ time.Time, f func
 // Outbox still holds its lease (and renewing it) and marking it in flight; then, in a new
 // statement that sees every entry committed before the lock was taken, it locks the lane's
 // head entry, which must be it's, and commits what f makes of it. nil: the lease is gone or
-// another entry comes first; the index is then looked at again.
+// another entry comes first; the index is then looked at again. The statements go in two
+// round trips (BEGIN, the lane and the head in one; the entry's change and COMMIT in the
+// other), since a delivery waits for them and each round trip to a busy server costs a
+// scheduling delay.
 func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*record) bool) (*record, error) {
-	var rec *record
-	var held bool
 	sent := time.Now() // the renewal below counts from here
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		rec, held = nil, false
-		tag, err := tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET in_flight = $3, lease_until = now() + $5 * interval '1 microsecond'
-			WHERE queue = $1 AND printer = $2 AND owner = $4 AND lease_until > now()`,
-			s.queue, it.printer, int64(it.seq), s.owner, s.ttl.Microseconds())
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return nil // the lease ran out, and maybe another Run has the lane
-		}
-		held = true
-		r, err := scanRecord(tx.QueryRow(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
-			WHERE queue = $1 AND printer = $2 AND state IN ('pending', 'sending') AND pruned IS NULL
-			ORDER BY seq LIMIT 1 FOR UPDATE`, s.queue, it.printer))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if r.Seq != it.seq || !f(r) {
-			return nil
-		}
-		if err := save(ctx, tx, s.queue, r); err != nil {
-			return err
-		}
-		rec = r
-		return nil
-	})
+	rec, held, err := s.claimHead(ctx, it, f)
 	if err != nil {
 		return nil, s.fail(fmt.Sprintf("recording %q as sending", it.id), err)
 	}
@@ -707,6 +684,72 @@ func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*reco
 	return rec, nil
 }
 
+// claimHead runs begin's transaction on a connection of its own. A connection left in a
+// transaction by a failure is closed on release, which rolls the transaction back.
+func (s *pgStore) claimHead(ctx context.Context, it *item, f func(*record) bool) (rec *record, held bool, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer conn.Release()
+	var first pgx.Batch
+	first.Queue(`BEGIN`)
+	first.Queue(`UPDATE labelprinter_outbox_lanes SET in_flight = $3, lease_until = now() + $5 * interval '1 microsecond'
+		WHERE queue = $1 AND printer = $2 AND owner = $4 AND lease_until > now()`,
+		s.queue, it.printer, int64(it.seq), s.owner, s.ttl.Microseconds())
+	// Only when the statement before found the lease held: it set the lane's in_flight.
+	first.Queue(`SELECT `+pgCols+` FROM labelprinter_outbox_entries
+		WHERE queue = $1 AND printer = $2 AND state IN ('pending', 'sending') AND pruned IS NULL
+		AND EXISTS (SELECT 1 FROM labelprinter_outbox_lanes l WHERE l.queue = $1 AND l.printer = $2
+			AND l.owner = $3 AND l.in_flight = $4 AND l.lease_until > now())
+		ORDER BY seq LIMIT 1 FOR UPDATE`, s.queue, it.printer, s.owner, int64(it.seq))
+	br := conn.SendBatch(ctx, &first)
+	var head *record
+	_, err = br.Exec()
+	if err == nil {
+		var tag pgconn.CommandTag
+		if tag, err = br.Exec(); err == nil {
+			held = tag.RowsAffected() == 1
+			head, err = scanRecord(br.QueryRow())
+			if errors.Is(err, pgx.ErrNoRows) {
+				head, err = nil, nil
+			}
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var second pgx.Batch
+	change := head != nil && head.Seq == it.seq && f(head)
+	if change {
+		second.Queue(saveSQL, saveArgs(s.queue, head)...)
+	}
+	second.Queue(`COMMIT`)
+	br = conn.SendBatch(ctx, &second)
+	if change {
+		err = br.QueryRow().Scan(&head.Updated)
+	}
+	if err == nil {
+		var tag pgconn.CommandTag
+		if tag, err = br.Exec(); err == nil && tag.String() != "COMMIT" {
+			err = fmt.Errorf("the transaction ended with %s", tag)
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if change {
+		rec = head
+	}
+	return rec, held, nil
+}
+
 // laneLease returns the lease of printer's lane when this Outbox holds it for certain now.
 func (s *pgStore) laneLease(printer string) *fence.Lease { return s.leases.lease(printer) }
 
@@ -714,20 +757,16 @@ func (s *pgStore) laneLease(printer string) *fence.Lease { return s.leases.lease
 // attempt: a Run that took the lane over meanwhile has made it Unknown, which stays, and an
 // entry a person resent since is another attempt's, which this answer is not.
 func (s *pgStore) finish(ctx context.Context, r *record) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `UPDATE labelprinter_outbox_entries SET state = $3, error = $4, response = $5, updated = now()
-			WHERE queue = $1 AND seq = $2 AND state = 'sending' AND attempts = $6 RETURNING updated`,
-			s.queue, int64(r.Seq), string(r.State), r.Error, nullable(r.Response), r.Attempts).Scan(&r.Updated)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return errLateOutcome
-		}
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET in_flight = NULL
-			WHERE queue = $1 AND printer = $2 AND owner = $3 AND in_flight = $4`, s.queue, r.Printer, s.owner, int64(r.Seq))
-		return err
-	})
+	// One statement, so one round trip: the lane is let go only when the entry changed.
+	err := s.pool.QueryRow(ctx, `WITH e AS (UPDATE labelprinter_outbox_entries SET state = $3, error = $4, response = $5, updated = now()
+			WHERE queue = $1 AND seq = $2 AND state = 'sending' AND attempts = $6 RETURNING updated),
+		l AS (UPDATE labelprinter_outbox_lanes SET in_flight = NULL
+			WHERE queue = $1 AND printer = $7 AND owner = $8 AND in_flight = $2 AND EXISTS (SELECT 1 FROM e))
+		SELECT updated FROM e`,
+		s.queue, int64(r.Seq), string(r.State), r.Error, nullable(r.Response), r.Attempts, r.Printer, s.owner).Scan(&r.Updated)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = errLateOutcome
+	}
 	if errors.Is(err, errLateOutcome) {
 		return err
 	}
