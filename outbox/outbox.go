@@ -222,6 +222,9 @@ type Outbox struct {
 	// dirty says a shared store's lanes need a look before the next claim: an entry was
 	// added or resent elsewhere.
 	dirty atomic.Bool
+	// addedN counts the entries of a shared store indexed by added (under mu): a look at the
+	// lanes that began before one was indexed does not drop it.
+	addedN uint64
 
 	waitMu  sync.Mutex
 	waiters map[string][]chan struct{} // closed by the commit that changes the entry
@@ -366,18 +369,37 @@ func (o *Outbox) Enqueue(ctx context.Context, in Intent) (Entry, error) {
 	return stored.entry()
 }
 
-// added indexes a new Pending entry and wakes Run. An entry in a shared store waits for the
-// next look at the lanes, which knows whether its lane is this Outbox's.
+// added indexes a new Pending entry and wakes Run. An entry in a shared store is indexed at
+// once when its lane is this Outbox's for certain (the claim checks again, in the database,
+// that the lease holds and that the entry is the lane's head); any other waits for the next
+// look at the lanes, which knows whether its lane is this Outbox's. Looking at the lanes for
+// every entry added would hold up the Run, which looks in between deliveries, on the
+// database's round trips.
 func (o *Outbox) added(r *record) {
 	if _, ok := o.store.(sharedStore); ok {
-		o.dirty.Store(true)
-		o.signal()
-		return
+		if f, ok := o.store.(fencedStore); !ok || f.laneLease(r.Printer) == nil {
+			o.dirty.Store(true)
+			o.signal()
+			return
+		}
 	}
 	o.mu.Lock()
-	o.insert(newItem(r))
+	if o.items[r.ID] == nil {
+		it := newItem(r)
+		o.addedN++
+		it.added = o.addedN
+		o.insert(it)
+	}
 	o.mu.Unlock()
 	o.signal()
+}
+
+// indexed reports whether the entry id is in the index: Pending, in a lane this Outbox
+// delivers.
+func (o *Outbox) indexed(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.items[id] != nil
 }
 
 // lookup reads the record of id.

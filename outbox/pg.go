@@ -147,9 +147,9 @@ type pgStore struct {
 	listenDSN bool
 	channel   string
 	hook      commitHook
-	log       *slog.Logger    // WithLogger's, or nil
-	onChange  func(r *record) // wakes Run
-	gap       func()          // notifications may have been missed: wake every Wait and Run
+	log       *slog.Logger              // WithLogger's, or nil
+	onChange  func(r *record, own bool) // wakes Run; own: a change this Outbox committed
+	gap       func()                    // notifications may have been missed: wake every Wait and Run
 	stopL     context.CancelFunc
 	lDone     chan struct{}
 	ready     chan error // the first LISTEN's outcome
@@ -240,9 +240,11 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 		s.clock = o.clock
 	}
 	s.log = o.logger
-	s.onChange = func(r *record) {
-		if r.State == Pending {
-			ob.dirty.Store(true) // a new entry, or one resent: the lanes need a look
+	s.onChange = func(r *record, own bool) {
+		// A new entry, or one resent, elsewhere: the lanes need a look. One this Outbox added
+		// or resent itself was indexed, or the lanes marked for a look, by added.
+		if r.State == Pending && !own && !ob.indexed(r.ID) {
+			ob.dirty.Store(true)
 		}
 		ob.signal()
 	}

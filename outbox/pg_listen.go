@@ -235,13 +235,15 @@ func (s *pgStore) tell(r *record) bool {
 		}
 	}
 	s.toldAt[r.Seq] = r.Updated
+	u, own := s.unheard[r.Seq]
+	own = own && r.Updated.Equal(u.updated) // this very change is this Outbox's commit
 	if u, ok := s.unheard[r.Seq]; ok && !r.Updated.Before(u.updated) {
 		delete(s.unheard, r.Seq)
 	}
 	s.toldMu.Unlock()
 	s.told++
 	s.hook.committed(s.told, []*record{r})
-	s.onChange(r)
+	s.onChange(r, own)
 	return true
 }
 

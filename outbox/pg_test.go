@@ -391,7 +391,7 @@ func TestPostgresPendingToldFirst(t *testing.T) {
 				got = append(got, fmt.Sprintf("%s %s %d", r.ID, r.State, r.Attempts))
 			}
 		}},
-		onChange: func(*record) {}}
+		onChange: func(*record, bool) {}}
 	now := time.Now().UTC()
 	// Each change of an entry has a later Updated than the one before.
 	payload := func(state State, attempts int, isNew bool, later time.Duration) string {

@@ -31,6 +31,7 @@ type item struct {
 	due      time.Time // not before this, after a failure
 	busy     bool      // claimed: being sent, expired or cancelled
 	heapIdx  int       // index in Outbox.expiry, -1 when not in it
+	added    uint64    // Outbox.addedN when added indexed it; 0 otherwise
 }
 
 func newItem(r *record) *item {
@@ -353,6 +354,9 @@ func (o *Outbox) syncLanes(ctx context.Context, s sharedStore) (uncertain bool, 
 		case <-sctx.Done():
 		}
 	}()
+	o.mu.Lock()
+	before := o.addedN // entries indexed after this may be newer than what sync reads
+	o.mu.Unlock()
 	st, err := s.sync(sctx, func(seq uint64) bool {
 		o.mu.Lock()
 		defer o.mu.Unlock()
@@ -380,7 +384,7 @@ func (o *Outbox) syncLanes(ctx context.Context, s sharedStore) (uncertain bool, 
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for id, it := range o.items {
-		if !it.busy && (!held[it.printer] || !keep[id]) {
+		if !it.busy && (!held[it.printer] || !keep[id] && it.added <= before) {
 			o.remove(it)
 		}
 	}
