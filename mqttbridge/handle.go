@@ -121,7 +121,8 @@ func (b *Bridge) enqueueOnce(ctx context.Context, p *printer, cmd command, rep r
 	if err := checkKey(p, cmd.id); err != nil {
 		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateInvalid, Error: err.Error()}), nil
 	}
-	e, err := lookupCommand(p, cmd.id)
+	known := b.enqueueReads(p, cmd.id)
+	e, err := known.entry, known.err
 	switch {
 	case errors.Is(err, outbox.ErrPruned):
 		// Settled and pruned long ago: the id is still held, so nothing is sent again.
@@ -134,7 +135,7 @@ func (b *Bridge) enqueueOnce(ctx context.Context, p *printer, cmd command, rep r
 		return nil, fmt.Errorf("reading the outbox: %w", err)
 	}
 	// A cancel that came first (naming 0 attempts) left a tombstone: the job is never sent.
-	if r, err := ctl.led.cancelled(p.remote, cmd.id); err != nil {
+	if r, err := known.tomb, known.tombErr; err != nil {
 		return nil, fmt.Errorf("reading the ledger: %w", err)
 	} else if r != nil {
 		return b.result(resultTopic, rep, Result{ID: cmd.id, Command: cmd.name, State: StateCancelled,
@@ -171,6 +172,38 @@ func (b *Bridge) enqueueOnce(ctx context.Context, p *printer, cmd command, rep r
 	// The outbox reports the new Pending entry to entryChanged, which publishes queued and
 	// closes w.done once the broker has it.
 	return w.done, nil
+}
+
+// knownCommand is what enqueueOnce decides by: the outbox entry of the command's id on its
+// printer (lookupCommand) and the tombstone of a cancel of the id that came before it.
+type knownCommand struct {
+	entry   outbox.Entry
+	err     error
+	tomb    *cancelRecord
+	tombErr error
+}
+
+// enqueueReads reads what enqueueOnce decides by. On a pair's database, where each read is a
+// round trip, they are made at once; from the files, one after the other, and the ledger only
+// when the outbox does not hold the id.
+func (b *Bridge) enqueueReads(p *printer, id string) knownCommand {
+	var k knownCommand
+	if b.pair == nil {
+		k.entry, k.err = lookupCommand(p, id)
+		if errors.Is(k.err, outbox.ErrNotFound) && !errors.Is(k.err, outbox.ErrPruned) {
+			k.tomb, k.tombErr = p.ctl.led.cancelled(p.remote, id)
+		}
+		return k
+	}
+	led := make(chan struct{})
+	go func() {
+		defer close(led)
+		k.tomb, k.tombErr = p.ctl.led.cancelled(p.remote, id)
+	}()
+	entry, err := lookupCommandAtOnce(p, id)
+	<-led
+	k.entry, k.err = entry, err
+	return k
 }
 
 // result publishes r on topic and, when the command has one, on its Response Topic; the

@@ -63,6 +63,32 @@ func lookupCommand(p *printer, id string) (outbox.Entry, error) {
 		return e, err
 	}
 	old, oerr := p.ctl.ob.Get(id)
+	return pickCommand(p, id, e, err, old, oerr)
+}
+
+// lookupCommandAtOnce is lookupCommand with both reads made at once: on a database, where
+// each is a round trip, the command waits for one instead of two.
+func lookupCommandAtOnce(p *printer, id string) (outbox.Entry, error) {
+	type read struct {
+		e   outbox.Entry
+		err error
+	}
+	legacy := make(chan read, 1)
+	go func() {
+		e, err := p.ctl.ob.Get(id)
+		legacy <- read{e, err}
+	}()
+	e, err := p.ctl.ob.Get(outboxKey(p, id))
+	old := <-legacy
+	if !errors.Is(err, outbox.ErrNotFound) || errors.Is(err, outbox.ErrPruned) {
+		return e, err
+	}
+	return pickCommand(p, id, e, err, old.e, old.err)
+}
+
+// pickCommand is lookupCommand's answer once the entry under the key was not found (e, err)
+// and the entry under the id alone was read (old, oerr).
+func pickCommand(p *printer, id string, e outbox.Entry, err error, old outbox.Entry, oerr error) (outbox.Entry, error) {
 	switch {
 	case oerr == nil && old.Printer == p.remote && old.ID == id:
 		return old, nil
