@@ -28,6 +28,7 @@ type options struct {
 	logger  *slog.Logger
 	orphans OrphanPolicy
 	crash   func(kind, point string)
+	connUp  func()
 }
 
 // WithLogger logs connections, commands refused and failures to l. Nothing is logged
@@ -72,6 +73,9 @@ type Bridge struct {
 	// crash, when set (by tests), is called at each point where a process may die while it
 	// handles a command: see crashPoint.
 	crash func(kind, point string)
+	// connUp, when set (by tests), is called as each connection is up, before anything of it
+	// is done: see withConnectionUp.
+	connUp func()
 	// pair is the database a pair of bridges shares; nil with state_dir.
 	pair   *pair
 	fenced atomic.Bool // the lease was lost: leave the broker with the Will, publish nothing
@@ -182,6 +186,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		cfg:      cfg,
 		log:      o.logger,
 		crash:    o.crash,
+		connUp:   o.connUp,
 		printers: map[string]*printer{},
 		stopCh:   make(chan struct{}),
 		waiting:  map[entryKey]*waiter{},
@@ -385,11 +390,20 @@ func (b *Bridge) bridge(ctx context.Context) error {
 			}
 			return &paho.Disconnect{ReasonCode: 0}
 		},
+		// Each connection's lost channel is made before it is attempted, not once it is up:
+		// paho hands on the PUBLISHes that come right after the CONNACK (a resumed session's
+		// redeliveries) before OnConnectionUp runs, and a command taken with no channel for its
+		// connection would be taken as one whose connection is gone, and never answered nor
+		// acknowledged (the broker does not send it again on that connection).
+		ConnectPacketBuilder: func(cp *paho.Connect, _ *url.URL) (*paho.Connect, error) {
+			b.connecting()
+			return cp, nil
+		},
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+			if b.connUp != nil {
+				b.connUp()
+			}
 			b.takeover.up(time.Now())
-			b.mu.Lock()
-			b.lost = make(chan struct{})
-			b.mu.Unlock()
 			b.log.Info("connected to the broker", "url", serverURL.Redacted())
 			go b.connected(connCtx, cm)
 		},
@@ -542,6 +556,24 @@ func (b *Bridge) connectionLost() {
 		close(b.lost)
 		b.lost = nil
 	}
+}
+
+// withConnectionUp has f called as each connection is up, before the bridge does anything with
+// it: the tests' way to have the broker's first messages on it come first.
+func withConnectionUp(f func()) Option {
+	return func(o *options) error { o.connUp = f; return nil }
+}
+
+// connecting makes the lost channel of the connection about to be attempted. One still open
+// (an attempt that failed, or a connection whose loss autopaho has not reported yet: it calls
+// connectionLost on a goroutine of its own) is closed: that connection is gone.
+func (b *Bridge) connecting() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lost != nil {
+		close(b.lost)
+	}
+	b.lost = make(chan struct{})
 }
 
 // currentLost returns a channel closed when the current connection is lost.

@@ -1,9 +1,13 @@
 package mqttbridge
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestCommandsWhileStopped: commands published while the bridge is stopped wait in its
@@ -50,4 +54,82 @@ func TestCommandsWhileStopped(t *testing.T) {
 			t.Errorf("arrival order %v, want %v", got, ids)
 		}
 	})
+}
+
+// TestCommandsBeforeConnectionUp: the commands a resumed session holds come right after the
+// CONNACK, and paho hands them to the bridge before it reports the connection up. Held up
+// there until the bridge has received them, it still answers and acknowledges them, and each
+// reaches the printer once; they were dropped unanswered when the connection's lost channel
+// was made only once it was up.
+func TestCommandsBeforeConnectionUp(t *testing.T) {
+	eachBroker(t, func(t *testing.T, bk testBroker) {
+		pl := startPlant(t, "line1")
+		w := watch(t, bk.URL(), prefix+"/#")
+		cfg := testConfig(t, bk.URL(), pl, "line1")
+		r := startBridge(t, cfg)
+		w.waitOnline(1)
+		r.stop(t)
+		s := newSender(t, bk.URL())
+		ids := []string{"c0", "c1"}
+		for _, id := range ids {
+			s.send(cmdTopic("line1", "printJob"), printJobCmd(id))
+		}
+		eventually(t, "the commands with a live subscriber", func() bool {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			n := 0
+			for _, p := range w.got {
+				if p.Topic == cmdTopic("line1", "printJob") {
+					n++
+				}
+			}
+			return n == len(ids)
+		})
+		// paho hands on one message at a time: the second one received means the first was
+		// taken (or dropped) before the connection was up.
+		recv := &received{msg: "command received", want: len(ids), all: make(chan struct{})}
+		b, err := New(cfg, WithLogger(slog.New(recv)), withConnectionUp(func() {
+			select {
+			case <-recv.all:
+			case <-time.After(waitLimit):
+				t.Error("the session's commands did not come before the connection was up")
+			}
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runBridge(t, b)
+		for _, id := range ids {
+			w.waitStates(resultTopic("line1"), id, StateQueued, StateSent)
+		}
+		for _, id := range ids {
+			if n := pl.printed(id); n != 1 {
+				t.Errorf("%s reached the printer %d times, want 1", id, n)
+			}
+		}
+	})
+}
+
+// received is a log handler that closes all once want records with message msg came.
+type received struct {
+	msg  string
+	want int
+	all  chan struct{}
+	mu   sync.Mutex
+	n    int
+}
+
+func (h *received) Enabled(context.Context, slog.Level) bool { return true }
+func (h *received) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *received) WithGroup(string) slog.Handler            { return h }
+func (h *received) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != h.msg {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n++; h.n == h.want {
+		close(h.all)
+	}
+	return nil
 }
