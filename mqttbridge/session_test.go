@@ -58,9 +58,10 @@ func TestCommandsWhileStopped(t *testing.T) {
 
 // TestCommandsBeforeConnectionUp: the commands a resumed session holds come right after the
 // CONNACK, and paho hands them to the bridge before it reports the connection up. Held up
-// there until the bridge has received them, it still answers and acknowledges them, and each
-// reaches the printer once; they were dropped unanswered when the connection's lost channel
-// was made only once it was up.
+// there until the bridge has received them, it still answers and acknowledges them (the next
+// bridge on the session is not handed them again), and each reaches the printer once; they
+// were dropped, unanswered and unacknowledged, when the connection's lost channel was made
+// only once it was up.
 func TestCommandsBeforeConnectionUp(t *testing.T) {
 	eachBroker(t, func(t *testing.T, bk testBroker) {
 		pl := startPlant(t, "line1")
@@ -98,9 +99,19 @@ func TestCommandsBeforeConnectionUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		runBridge(t, b)
+		r = runBridge(t, b)
 		for _, id := range ids {
 			w.waitStates(resultTopic("line1"), id, StateQueued, StateSent)
+		}
+		// Acknowledged: the next bridge on the session gets a marker and no redelivery.
+		r.stop(t)
+		startBridge(t, cfg)
+		s.send(cmdTopic("line1", "printJob"), printJobCmd("marker"))
+		w.waitStates(resultTopic("line1"), "marker", StateQueued, StateSent)
+		for _, id := range ids {
+			if got := w.statesOf(resultTopic("line1"), id); !equal(got, []string{StateQueued, StateSent}) {
+				t.Errorf("%s: states %v, want [queued sent] (a redelivery: it was not acknowledged)", id, got)
+			}
 		}
 		for _, id := range ids {
 			if n := pl.printed(id); n != 1 {
