@@ -43,8 +43,8 @@ import (
 // until the last request arrived. Every command must reach its printer exactly once, or the
 // benchmark fails.
 func BenchmarkCommands16(b *testing.B) {
-	b.Run("load=burst", func(b *testing.B) { benchCommands(b, 16, 0, false) })
-	b.Run("load=100/s", func(b *testing.B) { benchCommands(b, 16, 10*time.Millisecond, false) })
+	b.Run("load=burst", func(b *testing.B) { benchCommands(b, 16, 0, false, false) })
+	b.Run("load=100/s", func(b *testing.B) { benchCommands(b, 16, 10*time.Millisecond, false, false) })
 }
 
 // BenchmarkCommands16Stores is BenchmarkCommands16 with the outbox on each store in one run:
@@ -61,10 +61,19 @@ func BenchmarkCommands16Stores(b *testing.B) {
 	}{{"burst", 0}, {"100/s", 10 * time.Millisecond}} {
 		for _, store := range []string{"bbolt", "postgres"} {
 			b.Run("store="+store+"/load="+load.name, func(b *testing.B) {
-				benchCommands(b, 16, load.every, store == "postgres")
+				benchCommands(b, 16, load.every, store == "postgres", false)
 			})
 		}
 	}
+}
+
+// BenchmarkCommands16OneController is Commands16Stores' burst on PostgreSQL with the 16
+// printers on one simulator, so on one controller: one queue, one listening connection and
+// one delivery loop instead of 16 of each.
+//
+//	go test -run '^$' -bench 'Commands16(Stores/store=postgres/load=burst|OneController)' -benchtime 1000x -count 3 ./mqttbridge
+func BenchmarkCommands16OneController(b *testing.B) {
+	benchCommands(b, 16, 0, true, true)
 }
 
 // arrivals records when each print job (keyed by its description) reached a printer.
@@ -107,7 +116,10 @@ func (a *arrivals) wrap(next http.Handler) http.Handler {
 	})
 }
 
-func benchCommands(b *testing.B, printers int, every time.Duration, postgres bool) {
+// benchCommands runs the benchmark with printers printers, a command every every (0: all at
+// once), the outbox in PostgreSQL or in files, and the printers each on a simulator of its
+// own or all on one.
+func benchCommands(b *testing.B, printers int, every time.Duration, postgres, oneController bool) {
 	bk := startTestBroker(b)
 	arr := &arrivals{}
 	cfg := Config{
@@ -118,14 +130,32 @@ func benchCommands(b *testing.B, printers int, every time.Duration, postgres boo
 		cfg.StateDir = ""
 		cfg.Outbox = OutboxConfig{Postgres: &PostgresConfig{DSN: pgtest.DSN(b)}}
 	}
+	var shared *printersim.Server
 	for i := range printers {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
+		remote := "p"
+		srv := shared
+		if oneController {
+			remote = "p" + strconv.Itoa(i)
 		}
-		srv := printersim.Serve(ln, printersim.New(printersim.WithPrinters("p")), arr.wrap)
-		b.Cleanup(srv.Close)
-		cfg.Printers = append(cfg.Printers, PrinterConfig{Name: "line" + strconv.Itoa(i), URL: srv.URL, Printer: "p"})
+		if srv == nil {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			names := []string{remote}
+			if oneController {
+				names = nil
+				for j := range printers {
+					names = append(names, "p"+strconv.Itoa(j))
+				}
+			}
+			srv = printersim.Serve(ln, printersim.New(printersim.WithPrinters(names...)), arr.wrap)
+			b.Cleanup(srv.Close)
+			if oneController {
+				shared = srv
+			}
+		}
+		cfg.Printers = append(cfg.Printers, PrinterConfig{Name: "line" + strconv.Itoa(i), URL: srv.URL, Printer: remote})
 	}
 	online := watch(b, bk.URL(), onlineTopic(DefaultTopicPrefix))
 	startBridge(b, cfg)
