@@ -13,6 +13,7 @@
 package faultproxy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -68,6 +69,12 @@ type Proxy struct {
 	accepted int
 	closed   bool
 	wg       sync.WaitGroup
+
+	// trigger, when set, turns the link to triggerMode once a chunk from a client holding it
+	// has been forwarded; it then clears itself.
+	trigger     []byte
+	triggerMode Mode
+	triggered   chan struct{}
 }
 
 // link is one client connection and, once the link lets it through, its server connection.
@@ -144,6 +151,36 @@ func (p *Proxy) Set(m Mode) {
 		}
 	}
 	p.broadcast()
+}
+
+// SetAfter arms the link to turn to mode m as it forwards, from a client to the
+// server, a chunk of bytes that holds match (within one read: a protocol message written at
+// once, such as a statement's text). It fires once; the returned channel is closed when it
+// has. A test uses it to cut a client off at one exact point of its conversation, such as
+// inside a database transaction that holds locks.
+func (p *Proxy) SetAfter(match []byte, m Mode) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.trigger = append([]byte(nil), match...)
+	p.triggerMode = m
+	p.triggered = make(chan struct{})
+	return p.triggered
+}
+
+// fire turns the link to the armed mode when chunk, forwarded from a client, holds the armed
+// match.
+func (p *Proxy) fire(chunk []byte) {
+	p.mu.Lock()
+	armed := p.trigger != nil && bytes.Contains(chunk, p.trigger)
+	m, done := p.triggerMode, p.triggered
+	if armed {
+		p.trigger, p.triggered = nil, nil
+	}
+	p.mu.Unlock()
+	if armed {
+		p.Set(m)
+		close(done)
+	}
 }
 
 // SetDelay makes the link forward each chunk of bytes d after it was read (0: at once).
@@ -289,6 +326,11 @@ func (p *Proxy) pump(l *link, src, dst net.Conn) {
 			}
 			if d > 0 && !p.sleep(l, d) {
 				return
+			}
+			if src == l.client {
+				// The mode changes before the chunk goes on, so that the server's answer to it
+				// already meets the new mode.
+				p.fire(buf[:n])
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				p.reset(l)

@@ -259,3 +259,34 @@ func TestClientResetReachesTheServer(t *testing.T) {
 		t.Fatal("the server's connection outlived its client's reset")
 	}
 }
+
+func TestSetAfterCutsRightAfterTheMatch(t *testing.T) {
+	p := Start(t, echoServer(t))
+	c, r := dial(t, p)
+	fired := p.SetAfter([]byte("LOCK"), Blackhole)
+	roundTrip(t, c, r, "before")
+	select {
+	case <-fired:
+		t.Fatal("fired before its match")
+	default:
+	}
+	// The chunk holding the match reaches the server; its answer and all after it do not.
+	if _, err := io.WriteString(c, "LOCK\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-fired:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the match did not fire")
+	}
+	if p.Mode() != Blackhole {
+		t.Fatalf("mode %v after the match, want blackhole", p.Mode())
+	}
+	silent(t, c, r, 200*time.Millisecond)
+	p.Set(Pass)
+	c2, r2 := dial(t, p)
+	roundTrip(t, c2, r2, "LOCK") // fired once: the match passes now
+	if p.Mode() != Pass {
+		t.Fatalf("mode %v: the trigger fired twice", p.Mode())
+	}
+}
