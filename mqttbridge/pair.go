@@ -105,7 +105,7 @@ func openPair(ctx context.Context, cfg *Config) (*pair, error) {
 	if p.pool, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
 		return nil, p.fail("connecting", err)
 	}
-	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, p.pool, pgconf.AbandonAfter(p.ttl).TxOptions(), func(tx pgx.Tx) error {
 		// Transaction-scoped: bridges creating the tables at once wait for each other.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286136)`); err != nil {
 			return err
@@ -157,7 +157,7 @@ func (p *pair) acquire(ctx context.Context) (held bool, owner string, left time.
 	ctx, cancel := context.WithTimeout(ctx, pgTimeout)
 	defer cancel()
 	sent := p.now()
-	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, p.pool, pgconf.AbandonAfter(p.ttl).TxOptions(), func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO labelprinter_mqtt_bridges (client_id) VALUES ($1) ON CONFLICT DO NOTHING`, p.clientID); err != nil {
 			return err
 		}

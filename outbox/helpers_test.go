@@ -277,7 +277,13 @@ func enqueue(t testing.TB, ob *Outbox, in Intent) Entry {
 // waitState polls until entry id is in state want, and fails after 10 s.
 func waitState(t testing.TB, ob *Outbox, id string, want State) Entry {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	return waitStateWithin(t, ob, id, want, 10*time.Second)
+}
+
+// waitStateWithin is waitState with a limit of its own.
+func waitStateWithin(t testing.TB, ob *Outbox, id string, want State, limit time.Duration) Entry {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for {
 		e, err := ob.Get(id)
 		if err != nil {

@@ -128,11 +128,15 @@ const pgCols = `seq, id, printer, kind, job, expire_after, state, attempts, enqu
 
 // pgStore is one queue in PostgreSQL.
 type pgStore struct {
-	pool   *pgxpool.Pool
-	queue  string
-	owner  string // this Outbox's name in the lanes it holds
-	ttl    time.Duration
-	secret []string // what to take out of every error: the password, as written and as sent
+	pool  *pgxpool.Pool
+	queue string
+	owner string // this Outbox's name in the lanes it holds
+	ttl   time.Duration
+	// abandon ends this store's transactions on the server when their client leaves them
+	// waiting longer than the lease: a runner cut off inside one must not hold its lane's
+	// rows locked past its lease.
+	abandon pgconf.Abandoned
+	secret  []string // what to take out of every error: the password, as written and as sent
 
 	offset atomic.Int64 // the database's clock minus this host's, in ns
 	leases laneLeases   // the lanes held for certain, by this host's monotonic clock (lease.go)
@@ -233,7 +237,7 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	}
 	ob := newOutbox(c, o)
 	ob.recheck = pgRecheck
-	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, secret: secret, connCfg: connCfg, listenDSN: o.listenDSN != "", hook: ob.hook(),
+	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, abandon: pgconf.AbandonAfter(o.leaseTTL), secret: secret, connCfg: connCfg, listenDSN: o.listenDSN != "", hook: ob.hook(),
 		leases: laneLeases{ttl: o.leaseTTL}, owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{},
 		toldState: toldState{toldAt: map[uint64]time.Time{}, unheard: map[uint64]unheard{}}}
 	if o.clock != nil {
@@ -393,7 +397,7 @@ func (s *pgStore) fail(what string, err error) error {
 // setup creates the tables on first use and checks their version, under a transaction-scoped
 // lock so that Outboxes opening a new database at once do not trip over each other.
 func (s *pgStore) setup(ctx context.Context) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286135)`); err != nil {
 			return err
 		}
@@ -413,7 +417,7 @@ func (s *pgStore) setup(ctx context.Context) error {
 		return nil
 	})
 	if errors.Is(err, errMissing) {
-		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		err = pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286135)`); err != nil {
 				return err
 			}
@@ -596,7 +600,7 @@ func saveArgs(queue string, r *record) []any {
 
 func (s *pgStore) change(ctx context.Context, id string, _ time.Time, f func(*record) error) (*record, error) {
 	var done *record
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
 		r, err := scanRecord(tx.QueryRow(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
 			WHERE queue = $1 AND id = $2 AND pruned IS NULL FOR UPDATE`, s.queue, id))
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -633,7 +637,7 @@ func (s *pgStore) expire(ctx context.Context, items []*item, _ time.Time, f func
 		seqs[i] = int64(it.seq)
 	}
 	var changed []*record
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
 		changed = changed[:0]
 		rows, err := tx.Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
 			WHERE queue = $1 AND seq = ANY($2) AND state = 'pending' AND pruned IS NULL
@@ -695,7 +699,7 @@ func (s *pgStore) claimHead(ctx context.Context, it *item, f func(*record) bool)
 	}
 	defer conn.Release()
 	var first pgx.Batch
-	first.Queue(`BEGIN`)
+	s.abandon.Begin(&first)
 	first.Queue(`UPDATE labelprinter_outbox_lanes SET in_flight = $3, lease_until = now() + $5 * interval '1 microsecond'
 		WHERE queue = $1 AND printer = $2 AND owner = $4 AND lease_until > now()`,
 		s.queue, it.printer, int64(it.seq), s.owner, s.ttl.Microseconds())
@@ -707,7 +711,10 @@ func (s *pgStore) claimHead(ctx context.Context, it *item, f func(*record) bool)
 		ORDER BY seq LIMIT 1 FOR UPDATE`, s.queue, it.printer, s.owner, int64(it.seq))
 	br := conn.SendBatch(ctx, &first)
 	var head *record
-	_, err = br.Exec()
+	_, err = br.Exec() // BEGIN
+	if err == nil {
+		_, err = br.Exec() // its rule for an abandoned transaction
+	}
 	if err == nil {
 		var tag pgconn.CommandTag
 		if tag, err = br.Exec(); err == nil {
@@ -927,7 +934,7 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 // entries whose request this Outbox has on its way (inFlight) Sending: no one else delivered
 // the lane meanwhile, and their answers come here.
 func (s *pgStore) take(ctx context.Context, printer string, inFlight func(seq uint64) bool) (unknown []*record, ok bool, err error) {
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
 		unknown, ok = nil, false
 		if _, err := tx.Exec(ctx, `INSERT INTO labelprinter_outbox_lanes (queue, printer) VALUES ($1, $2)
 			ON CONFLICT DO NOTHING`, s.queue, printer); err != nil {
@@ -992,7 +999,7 @@ var errLaneBusy = errors.New("the lane's entries are locked by another transacti
 // orphan turns entry seq, which this Outbox left Sending in a lane it holds, into Unknown.
 func (s *pgStore) orphan(ctx context.Context, printer string, seq int64) ([]*record, error) {
 	var out []*record
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
 		out = nil
 		tag, err := tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET in_flight = NULL
 			WHERE queue = $1 AND printer = $2 AND owner = $3 AND lease_until > now()`, s.queue, printer, s.owner)

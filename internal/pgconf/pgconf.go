@@ -2,6 +2,7 @@
 package pgconf
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -36,4 +37,33 @@ func Close(pool *pgxpool.Pool, wait time.Duration) {
 	case <-closed:
 	case <-t.C:
 	}
+}
+
+// Abandoned is the rule for a transaction whose client went silent in it: the server ends it
+// (and its session) once it has waited idle on its client for longer than the lease the
+// transaction serves, or 2 s, whichever is longer. A client whose host died or was cut off in
+// the middle of a transaction otherwise leaves it open, with its row locks, until the server
+// notices the dead connection, about two hours with default TCP keepalives: a lane or lease
+// row locked that long stops everyone who would take it over.
+//
+// The setting is transaction-local (SET LOCAL), so it is also right behind a pooler in
+// transaction mode, and it is sent with the BEGIN, so it costs no round trip.
+type Abandoned struct {
+	begin string
+}
+
+// AbandonAfter returns the rule for transactions that serve a lease of ttl.
+func AbandonAfter(ttl time.Duration) Abandoned {
+	d := max(ttl, 2*time.Second)
+	return Abandoned{begin: fmt.Sprintf("BEGIN; SET LOCAL idle_in_transaction_session_timeout = %d", d.Milliseconds())}
+}
+
+// TxOptions begins a transaction under the rule, for pgx.BeginTxFunc.
+func (a Abandoned) TxOptions() pgx.TxOptions { return pgx.TxOptions{BeginQuery: a.begin} }
+
+// Begin queues the BEGIN of a transaction under the rule at the head of batch b, as one
+// statement of the batch's round trip.
+func (a Abandoned) Begin(b *pgx.Batch) {
+	b.Queue(`BEGIN`)
+	b.Queue(a.begin[len("BEGIN; "):])
 }
