@@ -29,6 +29,7 @@ type options struct {
 	orphans OrphanPolicy
 	crash   func(kind, point string)
 	connUp  func()
+	late    func(report func())
 }
 
 // WithLogger logs connections, commands refused and failures to l. Nothing is logged
@@ -76,6 +77,9 @@ type Bridge struct {
 	// connUp, when set (by tests), is called as each connection is up, before anything of it
 	// is done: see withConnectionUp.
 	connUp func()
+	// late, when set (by tests), runs each report that a connection is gone: see
+	// withLateLossReport.
+	late func(report func())
 	// pair is the database a pair of bridges shares; nil with state_dir.
 	pair   *pair
 	fenced atomic.Bool // the lease was lost: leave the broker with the Will, publish nothing
@@ -91,7 +95,6 @@ type Bridge struct {
 	aborts   sync.WaitGroup // abortPrints being sent
 
 	mu      sync.Mutex
-	lost    chan struct{} // closed when the current connection is lost
 	waiting map[entryKey]*waiter
 	replies map[entryKey]reply
 	// aborting holds, per printer, a channel closed when its abortPrint in flight is answered.
@@ -187,6 +190,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		log:      o.logger,
 		crash:    o.crash,
 		connUp:   o.connUp,
+		late:     o.late,
 		printers: map[string]*printer{},
 		stopCh:   make(chan struct{}),
 		waiting:  map[entryKey]*waiter{},
@@ -368,6 +372,11 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConn()
 	zero := uint32(0)
+	// down is closed once the connection that is up is gone. autopaho calls OnConnectionUp and
+	// OnConnectionDown one after the other on one goroutine, after the connection's paho client
+	// shut down: so down always belongs to its own connection, unlike OnClientError's and
+	// OnServerDisconnect's reports, which may come once the next one is up.
+	var down chan struct{}
 	cc := autopaho.ClientConfig{
 		ServerUrls:                    []*url.URL{serverURL},
 		TlsCfg:                        b.tls,
@@ -390,24 +399,17 @@ func (b *Bridge) bridge(ctx context.Context) error {
 			}
 			return &paho.Disconnect{ReasonCode: 0}
 		},
-		// Each connection's lost channel is made before it is attempted, not once it is up:
-		// paho hands on the PUBLISHes that come right after the CONNACK (a resumed session's
-		// redeliveries) before OnConnectionUp runs, and a command taken with no channel for its
-		// connection would be taken as one whose connection is gone, and never answered nor
-		// acknowledged (the broker does not send it again on that connection).
-		ConnectPacketBuilder: func(cp *paho.Connect, _ *url.URL) (*paho.Connect, error) {
-			b.connecting()
-			return cp, nil
-		},
 		OnConnectionUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
 			if b.connUp != nil {
 				b.connUp()
 			}
 			b.takeover.up(time.Now())
 			b.log.Info("connected to the broker", "url", serverURL.Redacted())
-			go b.connected(connCtx, cm)
+			down = make(chan struct{})
+			go b.connected(connCtx, cm, down)
 		},
 		OnConnectionDown: func() bool {
+			close(down)
 			if err := b.takeover.down(time.Now()); err != nil {
 				b.log.Error("the broker session was taken over; stopping, not reconnecting",
 					"client_id", b.cfg.Broker.ClientID, "err", err)
@@ -423,8 +425,9 @@ func (b *Bridge) bridge(ctx context.Context) error {
 		},
 		ClientConfig: paho.ClientConfig{
 			ClientID: b.cfg.Broker.ClientID,
-			// Both say the connection is gone, before paho has shut it down (which waits for
-			// the command being handled).
+			// Both say the connection is gone, once paho has shut it down, on goroutines of
+			// their own: the next connection may be up by then. A command follows the paho
+			// client it came on (its Done), never these.
 			OnClientError: func(error) { b.connectionLost() },
 			OnServerDisconnect: func(d *paho.Disconnect) {
 				b.takeover.serverDisconnect(d.ReasonCode)
@@ -547,15 +550,21 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	return nil
 }
 
-// connectionLost tells the command being handled that its connection is gone.
+// connectionLost is autopaho's report that a connection is gone, which may come once the next
+// one is up: it touches nothing of the connection that is current.
 func (b *Bridge) connectionLost() {
-	b.log.Debug("connection lost")
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.lost != nil {
-		close(b.lost)
-		b.lost = nil
+	report := func() { b.log.Debug("connection lost") }
+	if b.late != nil {
+		b.late(report)
+		return
 	}
+	report()
+}
+
+// withLateLossReport has f run the bridge's handling of each report that a connection is gone,
+// when it likes: the tests' way to have one come as late as autopaho's goroutines can make it.
+func withLateLossReport(f func(report func())) Option {
+	return func(o *options) error { o.late = f; return nil }
 }
 
 // withConnectionUp has f called as each connection is up, before the bridge does anything with
@@ -564,34 +573,11 @@ func withConnectionUp(f func()) Option {
 	return func(o *options) error { o.connUp = f; return nil }
 }
 
-// connecting makes the lost channel of the connection about to be attempted. One still open
-// (an attempt that failed, or a connection whose loss autopaho has not reported yet: it calls
-// connectionLost on a goroutine of its own) is closed: that connection is gone.
-func (b *Bridge) connecting() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.lost != nil {
-		close(b.lost)
-	}
-	b.lost = make(chan struct{})
-}
-
-// currentLost returns a channel closed when the current connection is lost.
-func (b *Bridge) currentLost() chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.lost == nil {
-		c := make(chan struct{})
-		close(c)
-		return c
-	}
-	return b.lost
-}
-
 // connected runs after every (re)connect: subscribe again and, once the broker granted it,
-// publish online and every printer's state, changed or not.
-func (b *Bridge) connected(ctx context.Context, cm *autopaho.ConnectionManager) {
-	if !b.subscribe(ctx, cm) {
+// publish online and every printer's state, changed or not. down is closed once that
+// connection is gone.
+func (b *Bridge) connected(ctx context.Context, cm *autopaho.ConnectionManager, down <-chan struct{}) {
+	if !b.subscribe(ctx, cm, down) {
 		return
 	}
 	b.pub.push(&message{topic: onlineTopic(b.cfg.TopicPrefix), payload: b.onlinePayload(BridgeOnline), retain: true})

@@ -20,10 +20,9 @@ import (
 
 // heldCommand is a command waiting for its turn on its printer.
 type heldCommand struct {
-	ctx  context.Context
-	cl   *paho.Client
-	pb   *paho.Publish
-	lost chan struct{} // closed when the connection it came on is lost
+	ctx context.Context
+	cl  *paho.Client // the connection it came on: its Done is closed once that is gone
+	pb  *paho.Publish
 }
 
 // commandPrinter is the printer a command's topic names, or nil (its command is answered
@@ -81,9 +80,9 @@ func (b *Bridge) work(p *printer) {
 		b.executing.Add(1) // before stopped is set: Run waits for it
 		b.mu.Unlock()
 		select {
-		case <-c.lost:
+		case <-c.cl.Done():
 		default:
-			b.execute(c.ctx, c.cl, c.pb, c.lost)
+			b.execute(c.ctx, c.cl, c.pb)
 		}
 		b.executing.Done()
 	}

@@ -22,7 +22,7 @@ func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publis
 	if b.stopping.Load() {
 		return
 	}
-	b.queue(b.commandPrinter(pb.Topic), heldCommand{ctx: ctx, cl: cl, pb: pb, lost: b.currentLost()})
+	b.queue(b.commandPrinter(pb.Topic), heldCommand{ctx: ctx, cl: cl, pb: pb})
 }
 
 // taking reports whether commands are executed: not once the bridge stops, nor by a bridge
@@ -31,9 +31,9 @@ func (b *Bridge) taking() bool {
 	return !b.stopped && (b.pair == nil || b.pair.held())
 }
 
-// execute handles pb, which came on the connection whose loss closes lost, and acknowledges
-// it once its first result is with the broker. Its printer's worker runs it (commandorder.go).
-func (b *Bridge) execute(ctx context.Context, cl *paho.Client, pb *paho.Publish, lost chan struct{}) {
+// execute handles pb, which came on cl's connection, and acknowledges it once its first result
+// is with the broker. Its printer's worker runs it (commandorder.go).
+func (b *Bridge) execute(ctx context.Context, cl *paho.Client, pb *paho.Publish) {
 	kind := b.crashKind(pb)
 	done := b.handle(ctx, pb)
 	if done == nil {
@@ -42,7 +42,7 @@ func (b *Bridge) execute(ctx context.Context, cl *paho.Client, pb *paho.Publish,
 	b.ackers.Add(1)
 	go func() {
 		defer b.ackers.Done()
-		if b.await(cl, lost, done) {
+		if b.await(cl, done) {
 			b.crashPoint(kind, crashAfterResult)
 			b.ack(cl, pb)
 		}
@@ -226,16 +226,14 @@ func (b *Bridge) publishResult(topic string, rep reply, r Result, sent func()) c
 }
 
 // await waits until done is closed, or the bridge stops, or the connection the command came
-// on is lost; true in the first case. A command not acknowledged is delivered again on the
-// next connection, where its id makes it a duplicate. Waiting on past a lost connection would
-// hold up paho's shutdown of that connection, and so the next one.
-func (b *Bridge) await(cl *paho.Client, lost, done chan struct{}) bool {
+// on is lost (cl has shut down: only cl tells, as autopaho's reports of a loss may come once
+// the next connection is up); true in the first case. A command not acknowledged is delivered
+// again on the next connection, where its id makes it a duplicate.
+func (b *Bridge) await(cl *paho.Client, done chan struct{}) bool {
 	select {
 	case <-done:
 		return true
 	case <-cl.Done():
-		return false
-	case <-lost:
 		return false
 	case <-b.stopCh:
 		// One last look: it may have gone out just now.

@@ -19,10 +19,9 @@ const (
 // subscribe subscribes to the commands on the connection that just came up, until the broker
 // grants it (a SUBACK reason code below 0x80): "online" means taking commands, so nothing is
 // published as online before. A refusal is logged with the broker's reason code and tried
-// again with back-off. It returns false when ctx ends or this connection is lost first (the
-// next connection subscribes again).
-func (b *Bridge) subscribe(ctx context.Context, cm *autopaho.ConnectionManager) bool {
-	lost := b.currentLost()
+// again with back-off. It returns false when ctx ends or this connection is lost first (down
+// is closed; the next connection subscribes again).
+func (b *Bridge) subscribe(ctx context.Context, cm *autopaho.ConnectionManager, down <-chan struct{}) bool {
 	filter := commandFilter(b.cfg.TopicPrefix)
 	sub := &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
 		// Retain Handling 2: a retained command is not replayed at each subscribe.
@@ -56,7 +55,7 @@ func (b *Bridge) subscribe(ctx context.Context, cm *autopaho.ConnectionManager) 
 		case <-ctx.Done():
 			t.Stop()
 			return false
-		case <-lost:
+		case <-down:
 			t.Stop()
 			return false
 		case <-t.C:
