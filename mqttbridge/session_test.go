@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -117,6 +118,66 @@ func TestCommandsBeforeConnectionUp(t *testing.T) {
 			if n := pl.printed(id); n != 1 {
 				t.Errorf("%s reached the printer %d times, want 1", id, n)
 			}
+		}
+	})
+}
+
+// TestLossReportedLate: autopaho reports a connection gone on goroutines of its own, which may
+// run once the next connection is up. A report that late leaves the commands of the next
+// connection alone: they are answered and acknowledged. When each connection had a lost
+// channel that the report closed, a late one closed the next connection's, and the bridge
+// dropped that connection's commands, unanswered and unacknowledged, until it reconnected.
+func TestLossReportedLate(t *testing.T) {
+	eachBroker(t, func(t *testing.T, bk testBroker) {
+		pl := startPlant(t, "line1")
+		w := watch(t, bk.URL(), prefix+"/#")
+		cfg := testConfig(t, bk.URL(), pl, "line1")
+		var ups atomic.Int32
+		second, reported, end := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		t.Cleanup(func() { close(end) })
+		var once sync.Once
+		b, err := New(cfg, withConnectionUp(func() {
+			if ups.Add(1) == 2 {
+				close(second)
+			}
+		}), withLateLossReport(func(report func()) {
+			select {
+			case <-second: // the next connection is up
+			case <-end:
+				return
+			}
+			report()
+			once.Do(func() { close(reported) })
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := runBridge(t, b)
+		w.waitOnline(1)
+		bk.restart(t)
+		w2 := watch(t, bk.URL(), prefix+"/#")
+		eventually(t, "online, status and counters after the restart", func() bool {
+			on := w2.last(onlineTopic(prefix))
+			return on != nil && onlineStateOf(on) == BridgeOnline && w2.last(prefix+"/line1/status") != nil && w2.last(prefix+"/line1/counters") != nil
+		})
+		select {
+		case <-reported:
+		case <-time.After(waitLimit):
+			t.Fatal("the lost connection was never reported")
+		}
+		s := newSender(t, bk.URL())
+		s.send(cmdTopic("line1", "printJob"), printJobCmd("after-late-report"))
+		w2.waitStates(resultTopic("line1"), "after-late-report", StateQueued, StateSent)
+		// Acknowledged: the next bridge on the session gets a marker and no redelivery.
+		r.stop(t)
+		startBridge(t, cfg)
+		s.send(cmdTopic("line1", "printJob"), printJobCmd("marker"))
+		w2.waitStates(resultTopic("line1"), "marker", StateQueued, StateSent)
+		if got := w2.statesOf(resultTopic("line1"), "after-late-report"); !equal(got, []string{StateQueued, StateSent}) {
+			t.Errorf("states %v, want [queued sent] (a redelivery: it was not acknowledged)", got)
+		}
+		if n := pl.printed("after-late-report"); n != 1 {
+			t.Errorf("the command reached the printer %d times, want 1", n)
 		}
 	})
 }
