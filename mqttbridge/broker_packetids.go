@@ -28,20 +28,28 @@ import (
 // (their PUBREC waits in the map for the PUBREL); the bridge publishes at QoS 1. The broker
 // lets every client publish: were an ACL hook added, mochi would drop a refused PUBLISH it
 // takes for QoS 0 without the PUBACK the client waits for, so this would need revisiting.
+//
+// A PUBACK answers the connection its PUBLISH came on. mochi files it in the session's table
+// while it writes it and deletes it just after; a client that read it and reconnected at
+// once, taking the session over in between, had it copied with the session and resent on
+// the new connection, where it answers nothing, or a PUBLISH the client has sent there under
+// that identifier (free again since the first PUBACK): paho then reports a message
+// delivered that the broker may never get. So the hook drops the PUBACKs from the session a
+// connection takes over, as its CONNACK goes out (after the copy, before the resend).
+// TestMochiPacketIDCollision holds that moment open.
 type packetIDHook struct {
 	mqtt.HookBase
 
 	mu sync.Mutex
 	// converted holds the clients whose PUBLISH being handled arrived at QoS 1.
 	converted map[*mqtt.Client]bool
-	// ids holds, by client ID, the identifier of the client's last QoS 1 PUBLISH: the one a
-	// PUBACK under identifier 0 answers, even when mochi resends that PUBACK to the session's
-	// next connection.
-	ids map[string]uint16
+	// ids holds, per connection, the identifier of its last QoS 1 PUBLISH: the one a PUBACK
+	// under identifier 0 answers.
+	ids map[*mqtt.Client]uint16
 }
 
 func newPacketIDHook() *packetIDHook {
-	return &packetIDHook{converted: map[*mqtt.Client]bool{}, ids: map[string]uint16{}}
+	return &packetIDHook{converted: map[*mqtt.Client]bool{}, ids: map[*mqtt.Client]uint16{}}
 }
 
 // ID names the hook.
@@ -50,7 +58,7 @@ func (h *packetIDHook) ID() string { return "client-packet-ids" }
 // Provides says which events the hook handles.
 func (h *packetIDHook) Provides(b byte) bool {
 	switch b {
-	case mqtt.OnPacketRead, mqtt.OnPublish, mqtt.OnPacketEncode, mqtt.OnDisconnect, mqtt.OnClientExpired:
+	case mqtt.OnPacketRead, mqtt.OnPublish, mqtt.OnPacketEncode, mqtt.OnDisconnect:
 		return true
 	}
 	return false
@@ -69,7 +77,7 @@ func (h *packetIDHook) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets
 		return pk, nil
 	}
 	h.converted[cl] = true
-	h.ids[cl.ID] = pk.PacketID
+	h.ids[cl] = pk.PacketID
 	pk.FixedHeader.Qos = 0
 	pk.PacketID = 0
 	return pk, nil
@@ -87,32 +95,33 @@ func (h *packetIDHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Pa
 	return pk, nil
 }
 
-// OnPacketEncode writes the client's own identifier into the PUBACK mochi filed under 0.
+// OnPacketEncode writes the client's own identifier into the PUBACK mochi filed under 0,
+// and drops the PUBACKs of the connection before from a session being taken over.
 func (h *packetIDHook) OnPacketEncode(cl *mqtt.Client, pk packets.Packet) packets.Packet {
-	if pk.FixedHeader.Type != packets.Puback || pk.PacketID != 0 {
-		return pk
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if id, ok := h.ids[cl.ID]; ok {
-		pk.PacketID = id
+	switch {
+	case pk.FixedHeader.Type == packets.Connack:
+		// The connection's packets are not read before its CONNACK and resend are written,
+		// so every PUBACK in its table came with the session (mochi counted it out of the
+		// broker's inflight total when it left the old connection's table).
+		for _, p := range cl.State.Inflight.GetAll(false) {
+			if p.FixedHeader.Type == packets.Puback {
+				cl.State.Inflight.Delete(p.PacketID)
+			}
+		}
+	case pk.FixedHeader.Type == packets.Puback && pk.PacketID == 0:
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if id, ok := h.ids[cl]; ok {
+			pk.PacketID = id
+		}
 	}
 	return pk
 }
 
-// OnDisconnect forgets the connection, and the client ID when its session ends with it.
-func (h *packetIDHook) OnDisconnect(cl *mqtt.Client, _ error, expire bool) {
+// OnDisconnect forgets the connection.
+func (h *packetIDHook) OnDisconnect(cl *mqtt.Client, _ error, _ bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.converted, cl)
-	if expire {
-		delete(h.ids, cl.ID)
-	}
-}
-
-// OnClientExpired forgets a client whose session expired.
-func (h *packetIDHook) OnClientExpired(cl *mqtt.Client) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	delete(h.ids, cl.ID)
+	delete(h.ids, cl)
 }
