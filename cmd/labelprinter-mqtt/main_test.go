@@ -63,17 +63,7 @@ func TestExitCodes(t *testing.T) {
 // TestEmbeddedBrokerAndStop: --embedded-broker runs a plant in a box; cancelling the context
 // (what SIGTERM does) stops it cleanly with exit 0.
 func TestEmbeddedBrokerAndStop(t *testing.T) {
-	sim, err := printersim.Start(printersim.WithPrinters("line1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
+	sim, addr := simAndBrokerAddr(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "bridge.yml")
 	_ = os.WriteFile(cfg, []byte(fmt.Sprintf("broker: {client_id: box}\nstate_dir: state\npoll_interval: 50ms\nprinters: [{name: line1, url: %q, printer: line1}]\n", sim.URL)), 0o600)
@@ -172,17 +162,7 @@ func TestAdoptFlagChecked(t *testing.T) {
 // online, exits 1 naming the first's instance and the client id, and the first runs on to a
 // clean stop (exit 0).
 func TestSecondBridgeExits1(t *testing.T) {
-	sim, err := printersim.Start(printersim.WithPrinters("line1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
+	sim, addr := simAndBrokerAddr(t)
 	dir := t.TempDir()
 	cfg1 := filepath.Join(dir, "first.yml")
 	_ = os.WriteFile(cfg1, []byte(fmt.Sprintf("broker: {client_id: box}\nstate_dir: state1\nprinters: [{name: line1, url: %q, printer: line1}]\n", sim.URL)), 0o600)
@@ -251,4 +231,22 @@ func waitOnline(t *testing.T, addr string) mqttbridge.OnlineState {
 		t.Fatal("no bridge came online")
 		return mqttbridge.OnlineState{}
 	}
+}
+
+// simAndBrokerAddr starts a simulator with printer line1, closed when t ends, and returns it
+// with a free loopback address for an embedded broker to listen on.
+func simAndBrokerAddr(t *testing.T) (*printersim.Server, string) {
+	t.Helper()
+	sim, err := printersim.Start(printersim.WithPrinters("line1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return sim, addr
 }
