@@ -375,6 +375,7 @@ func (r *renderer) qr(path, content string, size *int, ecc *string) (m *matrix, 
 			hints[gozxing.EncodeHintType_QR_VERSION] = (s - 17) / 4
 		}
 	}
+	content = qrGS1Data(content)
 	code, e := qrencoder.Encoder_encode(content, level, hints)
 	if e != nil && hints[gozxing.EncodeHintType_QR_VERSION] != nil {
 		r.warn(path+".size", "the data does not fit size %d (%v); drawn the smallest that fits", *size, e)

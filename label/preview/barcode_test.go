@@ -71,6 +71,13 @@ var symbolCases = []symbolCase{
 		want: "00095011010000000018" + "0209501101530003" + "3748", symID: "]Q3", reader: qrcode.NewQRCodeReader, zbar: "QR-Code", gs1: true},
 	{name: "GS1-QRCode sized", obj: `{"type":"GS1-QRCode","apps":[{"id":"10","value":"B1"},{"id":"21","value":"S9"}],"moduleSize":0.6,"size":33,"eccLevel":"H"}`,
 		want: "10B1\x1d21S9", symID: "]Q3", reader: qrcode.NewQRCodeReader, zbar: "QR-Code", gs1: true},
+	// In alphanumeric mode under FNC1 "%" is the separator: a "%" of the data is written "%%".
+	{name: "GS1-QRCode percent", obj: `{"type":"GS1-QRCode","apps":[{"id":"01","value":"09501101530003"},{"id":"10","value":"AB%12"}],"moduleSize":0.6}`,
+		want: "0109501101530003" + "10AB%12", symID: "]Q3", reader: qrcode.NewQRCodeReader, zbar: "QR-Code", gs1: true},
+	{name: "GS1-QRCode percent separator", obj: `{"type":"GS1-QRCode","apps":[{"id":"10","value":"%A%"},{"id":"21","value":"%%"},{"id":"4300","value":"X%"}],"moduleSize":0.6}`,
+		want: "10%A%\x1d21%%\x1d4300X%", symID: "]Q3", reader: qrcode.NewQRCodeReader, zbar: "QR-Code", gs1: true},
+	{name: "GS1-QRCode-Plain percent", obj: `{"type":"GS1-QRCode-Plain","text":"10A%B\u001d0109501101530003","moduleSize":0.6}`,
+		want: "10A%B\x1d0109501101530003", symID: "]Q3", reader: qrcode.NewQRCodeReader, zbar: "QR-Code", gs1: true},
 	{name: "GS1-QRCode-Plain", obj: `{"type":"GS1-QRCode-Plain","text":"0109501101530003","moduleSize":0.6}`,
 		want: "0109501101530003", symID: "]Q3", reader: qrcode.NewQRCodeReader, zbar: "QR-Code", gs1: true},
 }

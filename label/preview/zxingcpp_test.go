@@ -96,6 +96,12 @@ var zxSymbolID = map[string]string{"Code128": "]C0", "Code128C": "]C0", "GS1-128
 	"Code39": "]A0", "Code39ratio3": "]A0", "ITF": "]I0", "EAN-13": "]E0", "EAN-13 wrong check digit": "]E0",
 	"UPC-A": "]E0"}
 
+// zxMisreads are symbolCases Debian 12's zxing-cpp (1.4) reads wrong: a "%%" of a GS1 QR
+// Code's alphanumeric mode (a "%" of the data) ends its reading there, in bwip-js's symbol of
+// the same data as in the preview's. zbarimg, gozxing and bwip-js judge them.
+var zxMisreads = map[string]bool{"GS1-QRCode percent": true, "GS1-QRCode percent separator": true,
+	"GS1-QRCode-Plain percent": true}
+
 var zxFormat = map[string]string{"Code128": "Code128", "GS1-128": "Code128", "Code39": "Code39",
 	"ITF": "ITF", "EAN-13": "EAN13", "UPC-A": "UPCA", "DataMatrix": "DataMatrix",
 	"GS1-DataMatrix": "DataMatrix", "GS1-DataMatrix-Plain": "DataMatrix", "GS1-QRCode": "QRCode",
@@ -107,6 +113,9 @@ var zxFormat = map[string]string{"Code128": "Code128", "GS1-128": "Code128", "Co
 func zxCases(t *testing.T) []zxCase {
 	var cs []zxCase
 	for _, s := range symbolCases {
+		if zxMisreads[s.name] {
+			continue
+		}
 		var typ struct{ Type string }
 		if err := json.Unmarshal([]byte(s.obj), &typ); err != nil {
 			t.Fatal(err)
