@@ -419,8 +419,10 @@ func numberExact(s string, v float64) bool {
 			digits++
 		}
 	}
-	if digits <= 15 && len(s) < 24 {
-		return true // every decimal of at most 15 significant digits survives float64
+	if a := math.Abs(v); digits <= 15 && len(s) < 24 && a >= 0x1p-1022 && a <= math.MaxFloat64 {
+		// Every decimal of at most 15 significant digits survives a normal float64; one that
+		// underflows to 0 or to a subnormal (-1e-400 is -0) may not, and is compared whole.
+		return true
 	}
 	return sameDecimal(s, strconv.FormatFloat(v, 'e', -1, 64))
 }

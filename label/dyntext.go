@@ -2,6 +2,7 @@ package label
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -61,7 +62,8 @@ func (e *CodeError) Error() string {
 //     the clock.
 //   - {VARIABLE;Name}, {COUNTER;Name}, {SHIFTCODE;Name}: from env.
 //   - Numbers (the date codes and COUNTER) take formatting parameters: WIDTH=n (at least n
-//     digits, padded on the left), PADDING=c (the pad character, default 0), FORMAT=alpha
+//     digits, padded on the left; a negative number padded with a digit keeps its sign first,
+//     -005), PADDING=c (the pad character, default 0), FORMAT=alpha
 //     (1 = A, 27 = AA), FORMAT=shortmonth (1 = JAN), FORMAT=shortweekday (1 = MON),
 //     FORMAT={A;B;C} (a list, 1-based; {#2020;A;B} makes 2020 the first index) and
 //     FORMAT=#0123456789ABCDEF (the number in the base and digits given).
@@ -364,6 +366,13 @@ func (x *expander) number(b []byte, code string, off int, v int64, width int, pa
 		x.fail(code, off, "unknown FORMAT "+format)
 		return append(b, code...)
 	}
+	if format == "" && v < 0 && pad >= '0' && pad <= '9' {
+		// A negative number padded with digits keeps its sign first: -5 at WIDTH=4 is -005,
+		// not 00-5, which would read as another number. The sign counts in the width.
+		b = append(b, '-')
+		digits = digits[1:]
+		width--
+	}
 	for n := len(digits); n < width; n++ {
 		b = append(b, pad)
 	}
@@ -478,6 +487,17 @@ func addOffset(t time.Time, off string) (time.Time, error) {
 	}
 	if days != 0 {
 		t = t.AddDate(0, 0, int(days))
+	}
+	// A time.Duration holds about 292 years: a larger sum of hours and minutes is added in
+	// steps that fit, where one step would wrap around to a date in the other direction.
+	const step = int64(math.MaxInt64 / int64(time.Minute))
+	for minutes > step || minutes < -step {
+		d := step
+		if minutes < 0 {
+			d = -step
+		}
+		t = t.Add(time.Duration(d) * time.Minute)
+		minutes -= d
 	}
 	return t.Add(time.Duration(minutes) * time.Minute), nil
 }

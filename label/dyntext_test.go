@@ -3,6 +3,7 @@ package label
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +220,50 @@ func TestFill(t *testing.T) {
 	}
 	if ps := ProblemsOf(c.Validate()); len(ps) != 1 || ps[0].Error() != "objs[0].children[0].text: check digit is 4, must be 3" {
 		t.Errorf("the filled label: %v", ps)
+	}
+}
+
+// TestExpandNegativeCounter: a negative counter padded with a digit keeps its sign first (-005,
+// not 00-5); padded with another character the sign stays beside the digits.
+func TestExpandNegativeCounter(t *testing.T) {
+	env := &Env{Counters: map[string]int64{"N": -5, "P": 5, "Min": -9223372036854775808}}
+	for in, want := range map[string]string{
+		"{COUNTER;N;WIDTH=4}":            "-005",
+		"{COUNTER;N;WIDTH=2}":            "-5",
+		"{COUNTER;N;WIDTH=1}":            "-5",
+		"{COUNTER;N}":                    "-5",
+		"{COUNTER;N;WIDTH=4;PADDING= }":  "  -5",
+		"{COUNTER;N;WIDTH=4;PADDING=9}":  "-995",
+		"{COUNTER;P;WIDTH=4}":            "0005",
+		"{COUNTER;Min;WIDTH=21}":         "-09223372036854775808",
+		"{COUNTER;N;FORMAT={#-5;A;B;C}}": "A",
+	} {
+		got, err := Expand(in, env)
+		if err != nil || got != want {
+			t.Errorf("Expand(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+// TestExpandLongHourOffsets: hours and minutes summing past what a time.Duration holds (about
+// 292 years) move the clock that far, where they wrapped around to a date before the clock.
+func TestExpandLongHourOffsets(t *testing.T) {
+	now := time.Date(2024, 10, 4, 10, 30, 0, 0, time.UTC)
+	env := &Env{Clock: func() time.Time { return now }}
+	// 999999 hours is about 114 years: three of them are 342 years, four 456.
+	for _, c := range []struct {
+		off  string
+		want time.Time
+	}{
+		{"+999999hours", now.Add(999999 * time.Hour)},
+		{"+999999hours+999999hours+999999hours", now.AddDate(0, 0, 3*999999/24).Add(3 * 999999 % 24 * time.Hour)},
+		{"-999999hours-999999hours-999999hours-999999hours", now.AddDate(0, 0, -4*999999/24).Add(-(4 * 999999 % 24) * time.Hour)},
+		{"+999999minutes+999999hours+999999hours+999999hours-999999hours-999999hours-999999hours", now.Add(999999 * time.Minute)},
+	} {
+		got, err := Expand("{TIME;{YEAR}-{MONTH}-{DAYOFMONTH} {DAYOFYEAR};"+c.off+"}", env)
+		want := c.want.Format("2006-01-02 ") + fmt.Sprintf("%03d", c.want.YearDay())
+		if err != nil || got != want {
+			t.Errorf("%s = %q, %v; want %q", c.off, got, err, want)
+		}
 	}
 }

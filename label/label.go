@@ -76,11 +76,15 @@ func (l *Label) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Parse reads a label. It accepts any JSON object whose objs, and each group's children, is an
-// array of objects (or null, kept as written and reported by Validate): properties this package does not model and objects of unknown types are
+// Parse reads a label. It accepts any JSON object (after a UTF-8 byte order mark, if any) whose
+// objs, and each group's children, is an array of objects (or null, kept as written and
+// reported by Validate): properties this package does not model and objects of unknown types are
 // kept, and a known property of the wrong shape is kept as written and reported by
 // [Label.Validate], so that writing the label back loses nothing.
 func Parse(data []byte) (*Label, error) {
+	// A UTF-8 byte order mark, which some editors write at the start of a file, is not part of
+	// the JSON: it is skipped (and not written back).
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	all := data
 	data = bytes.TrimLeft(data, " \t\r\n")
 	if len(data) == 0 || data[0] != '{' {
