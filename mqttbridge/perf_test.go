@@ -40,7 +40,8 @@ import (
 //
 // Latency is from just before the Publish call to the arrival of that command's printJob
 // request at its printer: p50-ms and p99-ms. cpu-ms/cmd is this process's CPU per command
-// until the last request arrived. Every command must reach its printer exactly once, or the
+// until the last request arrived; on PostgreSQL, db-cpu-ms/cmd is that of the server's
+// processes (when the tests started the server). Every command must reach its printer exactly once, or the
 // benchmark fails.
 func BenchmarkCommands16(b *testing.B) {
 	b.Run("load=burst", func(b *testing.B) { benchCommands(b, 16, 0, false, false) })
@@ -126,9 +127,11 @@ func benchCommands(b *testing.B, printers int, every time.Duration, postgres, on
 		Broker:   BrokerConfig{URL: bk.URL(), ClientID: "bench-bridge"},
 		StateDir: b.TempDir(),
 	}
+	var dbCPU func() (time.Duration, bool)
 	if postgres {
 		cfg.StateDir = ""
 		cfg.Outbox = OutboxConfig{Postgres: &PostgresConfig{DSN: pgtest.DSN(b)}}
+		dbCPU = pgtest.Shared(b).CPU
 	}
 	var shared *printersim.Server
 	for i := range printers {
@@ -180,6 +183,10 @@ func benchCommands(b *testing.B, printers int, every time.Duration, postgres, on
 		)
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		start, cpu0 := time.Now(), processCPU()
+		var db0 time.Duration
+		if dbCPU != nil {
+			db0, _ = dbCPU()
+		}
 		var tick *time.Ticker
 		if every > 0 {
 			tick = time.NewTicker(every)
@@ -234,6 +241,12 @@ func benchCommands(b *testing.B, printers int, every time.Duration, postgres, on
 		}
 		elapsed := last.Sub(start)
 		cpu := processCPU() - cpu0
+		var db time.Duration
+		dbOK := false
+		if dbCPU != nil {
+			db, dbOK = dbCPU()
+			db -= db0
+		}
 		slices.Sort(lat)
 		b.ReportMetric(float64(elapsed)/float64(n), "ns/op")
 		b.ReportMetric(float64(n)/elapsed.Seconds(), "cmds/s")
@@ -242,6 +255,11 @@ func benchCommands(b *testing.B, printers int, every time.Duration, postgres, on
 		// This process's CPU (bridge, broker, simulators and client; not the database's) per
 		// command: on a shared machine it varies far less than the rates.
 		b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(n), "cpu-ms/cmd")
+		if dbOK {
+			// The database's processes (a server the tests started), the same way: with the
+			// above, what a command costs the machine.
+			b.ReportMetric(float64(db)/float64(time.Millisecond)/float64(n), "db-cpu-ms/cmd")
+		}
 	}
 }
 

@@ -84,3 +84,27 @@ func TestPooler(t *testing.T) {
 		t.Error("a LISTEN straight to the server heard nothing")
 	}
 }
+
+// TestServerCPU: the server's CPU time grows with the work a connection makes it do.
+func TestServerCPU(t *testing.T) {
+	srv := Shared(t)
+	before, ok := srv.CPU()
+	if !ok {
+		t.Skip("the server was not started by this package, or there is no /proc")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// About a second of the server's CPU, whatever the machine's load.
+	if _, err := conn.Exec(ctx, "SELECT count(*) FROM generate_series(1, 5000000)"); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := srv.CPU()
+	if after-before < 20*time.Millisecond {
+		t.Errorf("the server's CPU went from %v to %v over a query that takes it hundreds of milliseconds", before, after)
+	}
+}
