@@ -107,6 +107,14 @@ func clearField(ptr any) {
 	}
 }
 
+// HasProperty reports whether name is a property this package models on v (a *Label, an
+// object of this package, a *Font or a *Size). A property of such a name kept in v's Extra is
+// one written in the wrong shape, which [Label.Validate] reports as such.
+func HasProperty(v any, name string) bool {
+	p, ok := v.(props)
+	return ok && lookup(p.fields(), name) != nil
+}
+
 func lookup(fs []field, name string) *field {
 	for i := range fs {
 		if fs[i].name == name {

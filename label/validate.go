@@ -75,8 +75,9 @@ func ProblemsOf(err error) Problems {
 // properties, the shape of every known property, enum values, numbers that must be positive or
 // in a range, points, ITF, EAN-13 and UPC-A data and check digits, DataMatrix and QR sizes,
 // the braces of dynamic text, and GS1 apps and -Plain strings against the GS1 Barcode Syntax
-// Dictionary (package gs1: "objs[0].apps[1]: AI (02) needs AI (37)"). Unknown objects and
-// properties are not problems.
+// Dictionary (package gs1: "objs[0].apps[1]: AI (02) needs AI (37)"). An object type or
+// property close to a known one is a problem with "did you mean" (GS1128, barheight); other
+// unknown objects and properties are not problems.
 func (l *Label) Validate() error {
 	ps := l.Problems()
 	if len(ps) == 0 {
@@ -113,7 +114,12 @@ func (l *Label) Problems() Problems {
 	return v.ps
 }
 
-type validator struct{ ps Problems }
+type validator struct {
+	ps Problems
+	// meant holds the properties a misspelt one stands for (barHeight for barheight), by
+	// path, so that mandatory does not also report them missing.
+	meant map[string]bool
+}
 
 func (v *validator) add(path, msg string) { v.ps = append(v.ps, &Problem{Path: path, Msg: msg}) }
 
@@ -127,6 +133,12 @@ func join(path, name string) string {
 // props checks what every property set shares: known properties of the wrong shape (kept in
 // Extra), finite numbers, and the braces of dynamic text.
 func (v *validator) props(p props, path string) {
+	for name := range v.misspelt(p, path) {
+		if v.meant == nil {
+			v.meant = map[string]bool{}
+		}
+		v.meant[join(path, name)] = true
+	}
 	fs := p.fields()
 	extra := *p.extra()
 	for i := range fs {
@@ -237,7 +249,7 @@ func (v *validator) appsShape(at string, raw json.RawMessage) {
 }
 
 func (v *validator) mandatory(path, name string, set bool, extra map[string]json.RawMessage) {
-	if _, kept := extra[name]; !set && !kept {
+	if _, kept := extra[name]; !set && !kept && !v.meant[join(path, name)] {
 		v.add(join(path, name), "is mandatory")
 	}
 }
@@ -305,6 +317,8 @@ func (v *validator) objects(objs []Object, path string) {
 				} else {
 					v.add(at+".type", "must be a string")
 				}
+			} else {
+				v.unknownType(at, o)
 			}
 		case *Text:
 			v.mandatory(at, "text", o.Text != nil, o.Extra)

@@ -224,7 +224,7 @@ func (r *renderer) setup(l *label.Label) error {
 	if s := label.Or(l.Stretch, label.DefaultStretch); s != 1 {
 		r.warn("stretch", "stretch %v not drawn (how the printer stretches is not documented)", s)
 	}
-	r.extra("", l.Extra)
+	r.extra("", l, l.Extra)
 	return nil
 }
 
@@ -271,8 +271,9 @@ func (r *renderer) rotate(l *label.Label) *image.RGBA {
 	return dst
 }
 
-// extra warns about the properties the preview does not know, which it cannot draw.
-func (r *renderer) extra(path string, extra map[string]json.RawMessage) {
+// extra warns about the properties of owner kept in its Extra, which the preview does not
+// draw: ones it does not know, and known ones written in the wrong shape, said as such.
+func (r *renderer) extra(path string, owner any, extra map[string]json.RawMessage) {
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
 		keys = append(keys, k)
@@ -282,6 +283,10 @@ func (r *renderer) extra(path string, extra map[string]json.RawMessage) {
 		p := k
 		if path != "" {
 			p = path + "." + k
+		}
+		if label.HasProperty(owner, k) {
+			r.warn(p, "property of the wrong shape; ignored (labelctl labels lint says what it must be)")
+			continue
 		}
 		r.warn(p, "property not known to the preview; ignored")
 	}
@@ -294,7 +299,7 @@ func (r *renderer) objects(objs []label.Object, path string) {
 			continue
 		}
 		if e := extraOf(o); len(e) > 0 {
-			r.extra(at, e)
+			r.extra(at, o, e)
 		}
 		switch o := o.(type) {
 		case *label.Group:

@@ -200,12 +200,16 @@ func TestUnknownIsMarkedAndWarned(t *testing.T) {
 		{"type":"Rect","x":0,"y":0,"width":1,"height":1},
 		{"type":"Ellipse","x":10,"y":10,"width":20,"height":10},
 		{"type":"Line"},
-		{"type":"Rect","x":0,"y":0,"width":1,"height":1,"lineWidth":2}]}`)
+		{"type":"Rect","x":0,"y":0,"width":1,"height":1,"lineWidth":2},
+		{"type":"Rect","x":0,"y":0,"width":1,"height":1,"fillColor":5}],"rotation":90}`)
 	img, w := render(t, l, &preview.Options{DPI: 254})
 	want := []string{
+		`rotation: property of the wrong shape; ignored (labelctl labels lint says what it must be)`,
 		`objs[1]: object type "Ellipse" not known to the preview; drawn as a marked box`,
 		`objs[2]: object type "Line" not known to the preview and without x, y, width and height; not drawn`,
 		`objs[3].lineWidth: property not known to the preview; ignored`,
+		// A known property of the wrong shape is said to be that, not unknown.
+		`objs[4].fillColor: property of the wrong shape; ignored (labelctl labels lint says what it must be)`,
 	}
 	if w.String() != strings.Join(want, "\n") {
 		t.Errorf("warnings:\n%s\nwant:\n%s", w, strings.Join(want, "\n"))
