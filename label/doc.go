@@ -53,8 +53,8 @@
 // string of the -Plain objects AI by AI, against GS1's Barcode Syntax Dictionary with package
 // [github.com/labelprinter/go-labelprinter/label/gs1]: each AI known, its value's length,
 // character set, check digits, dates and other content rules, and the AIs that must or must
-// not appear together, named on the entry of the AI that has the rule
-// (objs[0].apps[1]: AI (02) needs AI (37)).
+// not appear together over all the GS1 symbols of the label, named on the entry of the AI
+// that has the rule (objs[0].apps[1]: AI (02) needs AI (37)).
 //
 // # Dynamic text
 //

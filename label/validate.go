@@ -111,6 +111,7 @@ func (l *Label) Problems() Problems {
 	v.positive("", "stretch", l.Stretch)
 	v.enum("", "rotation", l.Rotation, "NONE", "CW90", "CW180", "CCW90")
 	v.objects(l.Objs, "objs")
+	v.gs1Rules(l.Objs)
 	return v.ps
 }
 

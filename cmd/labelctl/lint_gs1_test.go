@@ -14,7 +14,8 @@ func TestLabelsLintGS1(t *testing.T) {
 		`{"type":"GS1-128","barHeight":10,"apps":[{"id":"00","value":"106141411234567897"},{"id":"02","value":"09501101530003"}]},`+
 		`{"type":"GS1-DataMatrix-Plain","text":"0109501101530003\u001d17261232"}]}`))
 	r := cli(t, ctx, nil, "", "labels", "lint", file)
-	want := "objs[0].apps[1]: AI (02) needs AI (37)\n" +
+	want := "objs[0].apps[1]: AI (02) must not appear with AI (01) (objs[1].text element 0)\n" +
+		"objs[0].apps[1]: AI (02) needs AI (37)\n" +
 		`objs[1].text: element 1: AI (17): day 32 does not exist in 2026-12 (in "261232")` + "\n"
 	if r.code != 1 || r.stdout != want {
 		t.Errorf("exit %d\nstdout %q\nwant   %q\nstderr %q", r.code, r.stdout, want, r.stderr)

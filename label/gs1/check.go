@@ -89,6 +89,33 @@ func Errors(els []Element) []*Error {
 		c.req(i, e)
 	}
 	c.digsig()
+	return c.sorted()
+}
+
+// RuleErrors returns the problems of the rules between elements alone, without checking any
+// element's value: each req and ex rule of the dictionary (an [*Error] with Field ""), on the
+// first element of its AI, as [Errors] reports them. It is for elements carried by several
+// symbols of one item, whose rules GS1 evaluates over all of them. name(j) names element j in
+// a message ("must not appear with AI (01) (NAME)"); nil names it "element j".
+func RuleErrors(els []Element, name func(j int) string) []*Error {
+	c := checker{els: els, entries: make([]*entry, len(els)), name: name}
+	for i, el := range els {
+		if len(el.AI) >= 2 && len(el.AI) <= 4 && allDigits(el.AI) {
+			c.entries[i] = lookup(el.AI)
+		}
+	}
+	seen := make(map[string]bool, len(els))
+	for i, el := range els {
+		if e := c.entries[i]; e != nil && !seen[el.AI] {
+			seen[el.AI] = true
+			c.ex(i, e)
+			c.req(i, e)
+		}
+	}
+	return c.sorted()
+}
+
+func (c *checker) sorted() []*Error {
 	// Problems are gathered per kind; give them in the order of the elements.
 	sort.SliceStable(c.errs, func(a, b int) bool { return c.errs[a].Index < c.errs[b].Index })
 	return c.errs
@@ -98,6 +125,14 @@ type checker struct {
 	els     []Element
 	entries []*entry
 	errs    []*Error
+	name    func(j int) string // names element j in a message; nil: "element j"
+}
+
+func (c *checker) elementName(j int) string {
+	if c.name != nil {
+		return c.name(j)
+	}
+	return "element " + strconv.Itoa(j)
 }
 
 func (c *checker) add(i int, ai, field, msg string) {
@@ -195,7 +230,7 @@ func (c *checker) present(pattern, self string) int {
 func (c *checker) ex(i int, e *entry) {
 	for _, p := range e.ex {
 		if j := c.present(p, e.ai); j >= 0 {
-			c.add(i, e.ai, "", "AI ("+e.ai+") must not appear with AI ("+c.els[j].AI+") (element "+strconv.Itoa(j)+")")
+			c.add(i, e.ai, "", "AI ("+e.ai+") must not appear with AI ("+c.els[j].AI+") ("+c.elementName(j)+")")
 		}
 	}
 }
