@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/labelprinter/go-labelprinter/label"
+	"golang.org/x/image/vector"
 )
 
 // DefaultDPI is the resolution of a preview when neither the options nor the label set one.
@@ -138,6 +139,7 @@ type renderer struct {
 	warns  Warnings
 	faces  map[faceKey]*faceEntry
 	fonts  map[string]*fontEntry
+	ras    *vector.Rasterizer // the PolyLines' rasterizer, reused
 }
 
 func (r *renderer) warn(path, format string, args ...any) {

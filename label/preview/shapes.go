@@ -77,8 +77,32 @@ func (r *renderer) polyline(o *label.PolyLine, path string) {
 	if bb.Empty() {
 		return
 	}
-	ras := vector.NewRasterizer(bb.Dx(), bb.Dy())
+	// One rasterizer for the whole render, its buffers reused: each PolyLine would otherwise
+	// allocate a buffer of its box, the whole label for a diagonal.
+	if r.ras == nil {
+		r.ras = vector.NewRasterizer(bb.Dx(), bb.Dy())
+	} else {
+		r.ras.Reset(bb.Dx(), bb.Dy())
+	}
+	ras := r.ras
 	ox, oy := float64(bb.Min.X), float64(bb.Min.Y)
+	// Each piece of the stroke is clipped to the raster (and a pixel around it) before it is
+	// drawn: the rasterizer's work grows with the length of the edges it is given, and a point
+	// kilometres off the label would cost it minutes. Clipping a convex piece to a box keeps
+	// its area inside the box, so the pixels drawn are the same.
+	clip := [4]float64{ox - 1, oy - 1, float64(bb.Max.X) + 1, float64(bb.Max.Y) + 1}
+	var poly, tmp [][2]float64
+	add := func(q [4][2]float64) {
+		poly, tmp = clipPolygon(append(poly[:0], q[:]...), tmp, clip)
+		if len(poly) < 3 {
+			return
+		}
+		ras.MoveTo(float32(poly[0][0]-ox), float32(poly[0][1]-oy))
+		for _, v := range poly[1:] {
+			ras.LineTo(float32(v[0]-ox), float32(v[1]-oy))
+		}
+		ras.ClosePath()
+	}
 	for _, s := range segs {
 		a, b := s[0], s[1]
 		dx, dy := b[0]-a[0], b[1]-a[1]
@@ -87,24 +111,55 @@ func (r *renderer) polyline(o *label.PolyLine, path string) {
 			continue
 		}
 		nx, ny := -dy/n*half, dx/n*half
-		ras.MoveTo(float32(a[0]+nx-ox), float32(a[1]+ny-oy))
-		ras.LineTo(float32(b[0]+nx-ox), float32(b[1]+ny-oy))
-		ras.LineTo(float32(b[0]-nx-ox), float32(b[1]-ny-oy))
-		ras.LineTo(float32(a[0]-nx-ox), float32(a[1]-ny-oy))
-		ras.ClosePath()
+		q := [4][2]float64{{a[0] + nx, a[1] + ny}, {b[0] + nx, b[1] + ny}, {b[0] - nx, b[1] - ny}, {a[0] - nx, a[1] - ny}}
+		if finite(q[0][0], q[0][1], q[1][0], q[1][1], q[2][0], q[2][1], q[3][0], q[3][1]) {
+			add(q)
+		}
 	}
 	if len(o.Segments) == 0 {
 		// Square joins between solid segments: a square of the line width at each inner point.
-		for _, q := range p[1 : len(p)-1] {
-			ras.MoveTo(float32(q[0]-half-ox), float32(q[1]-half-oy))
-			ras.LineTo(float32(q[0]+half-ox), float32(q[1]-half-oy))
-			ras.LineTo(float32(q[0]+half-ox), float32(q[1]+half-oy))
-			ras.LineTo(float32(q[0]-half-ox), float32(q[1]+half-oy))
-			ras.ClosePath()
+		for _, c := range p[1 : len(p)-1] {
+			q := [4][2]float64{{c[0] - half, c[1] - half}, {c[0] + half, c[1] - half}, {c[0] + half, c[1] + half}, {c[0] - half, c[1] + half}}
+			if finite(q[0][0], q[0][1], q[2][0], q[2][1]) {
+				add(q)
+			}
 		}
 	}
 	ras.DrawOp = draw.Over
 	ras.Draw(r.img, bb, image.NewUniform(c), image.Point{})
+}
+
+// clipPolygon clips the convex polygon p to the box {minX, minY, maxX, maxY} (Sutherland-
+// Hodgman), using tmp as scratch; it returns the clipped polygon (fewer than 3 points when
+// nothing is left) and the scratch to reuse.
+func clipPolygon(p, tmp [][2]float64, box [4]float64) ([][2]float64, [][2]float64) {
+	for edge := 0; edge < 4 && len(p) > 0; edge++ {
+		axis, lim, low := edge%2, box[edge], edge < 2
+		inside := func(v [2]float64) bool {
+			if low {
+				return v[axis] >= lim
+			}
+			return v[axis] <= lim
+		}
+		tmp = tmp[:0]
+		prev := p[len(p)-1]
+		for _, cur := range p {
+			cin, pin := inside(cur), inside(prev)
+			if cin != pin {
+				t := (lim - prev[axis]) / (cur[axis] - prev[axis])
+				var v [2]float64
+				v[axis] = lim
+				v[1-axis] = prev[1-axis] + t*(cur[1-axis]-prev[1-axis])
+				tmp = append(tmp, v)
+			}
+			if cin {
+				tmp = append(tmp, cur)
+			}
+			prev = cur
+		}
+		p, tmp = tmp, p
+	}
+	return p, tmp
 }
 
 // dashed cuts the polyline p into the "on" pieces of the dash pattern (lengths in pixels,
