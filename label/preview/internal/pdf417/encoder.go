@@ -20,6 +20,11 @@ func Encode(data string, securityLevel byte) ([][]bool, error) {
 	if securityLevel >= 9 {
 		return nil, fmt.Errorf("invalid security level %d", securityLevel)
 	}
+	// No mode packs more than 3 bytes in a codeword (numeric: 44 digits in 15), so longer
+	// data cannot fit maxRows x maxCols codewords: refused before it is encoded.
+	if len(data) > 3*maxRows*maxCols {
+		return nil, fmt.Errorf("unable to fit data in a PDF417 symbol: %d bytes, more than %d", len(data), 3*maxRows*maxCols)
+	}
 	sl := securitylevel(securityLevel)
 	dataWords, err := highlevelEncode(data)
 	if err != nil {

@@ -53,10 +53,13 @@ func runeMap(raw []rune) map[rune]int {
 	return m
 }
 
-func determineConsecutiveDigitCount(data []rune) int {
+// determineConsecutiveDigitCount counts the digits data starts with. The counts read bytes,
+// not runes: they stop at the first byte that is not ASCII, so they count the same, and a
+// count of the rest of the data at each byte never converts the rest to runes again.
+func determineConsecutiveDigitCount(data []byte) int {
 	cnt := 0
 	for _, r := range data {
-		if utils.RuneToInt(r) == -1 {
+		if utils.RuneToInt(rune(r)) == -1 {
 			break
 		}
 		cnt++
@@ -102,10 +105,10 @@ func encodeNumeric(digits []rune) ([]int, error) {
 	return codeWords, nil
 }
 
-func determineConsecutiveTextCount(msg []rune) int {
+func determineConsecutiveTextCount(msg []byte) int {
 	result := 0
 
-	isText := func(ch rune) bool {
+	isText := func(ch byte) bool {
 		return ch == '\t' || ch == '\n' || ch == '\r' || (ch >= 32 && ch <= 126)
 	}
 
@@ -242,11 +245,11 @@ func determineConsecutiveBinaryCount(msg []byte) int {
 	result := 0
 
 	for i := range msg {
-		numericCount := determineConsecutiveDigitCount([]rune(string(msg[i:])))
+		numericCount := determineConsecutiveDigitCount(msg[i:])
 		if numericCount >= min_numeric_count {
 			break
 		}
-		textCount := determineConsecutiveTextCount([]rune(string(msg[i:])))
+		textCount := determineConsecutiveTextCount(msg[i:])
 		if textCount > 5 {
 			break
 		}
@@ -301,7 +304,7 @@ func highlevelEncode(dataStr string) ([]int, error) {
 	data := []byte(dataStr)
 
 	for len(data) > 0 {
-		numericCount := determineConsecutiveDigitCount([]rune(string(data)))
+		numericCount := determineConsecutiveDigitCount(data)
 		if numericCount >= min_numeric_count || numericCount == len(data) {
 			result = append(result, latch_to_numeric)
 			encodingMode = encNumeric
@@ -313,7 +316,7 @@ func highlevelEncode(dataStr string) ([]int, error) {
 			result = append(result, numData...)
 			data = data[numericCount:]
 		} else {
-			textCount := determineConsecutiveTextCount([]rune(string(data)))
+			textCount := determineConsecutiveTextCount(data)
 			if textCount >= 5 || textCount == len(data) {
 				if encodingMode != encText {
 					result = append(result, latch_to_text)
