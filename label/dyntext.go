@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Env is what dynamic text is filled from. A nil map holds nothing; a nil Clock is time.Now.
@@ -42,9 +43,23 @@ type CodeError struct {
 	Msg string
 }
 
-// Error returns "{CODE} at byte N: Msg".
+// Error returns "{CODE} at byte N: Msg", a code longer than 64 bytes cut to its first 64.
 func (e *CodeError) Error() string {
-	return e.Code + " at byte " + strconv.Itoa(e.Offset) + ": " + e.Msg
+	return clip(e.Code) + " at byte " + strconv.Itoa(e.Offset) + ": " + e.Msg
+}
+
+// clip cuts what a message quotes of the text to 64 bytes (at a character's start), so that a
+// message never copies a long text.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "... (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // Expand fills the dynamic text of text from env and returns it with every code it could not
@@ -73,12 +88,18 @@ func (e *CodeError) Error() string {
 // maker's. A code not listed here, or one that cannot be filled (a variable env does not hold,
 // a {{Column}} without a row), is left as written and reported, as are unbalanced braces.
 // Codes nest at most 64 levels deep: a code nested deeper is left as written and reported, so
-// that a hostile text fills in time linear in its length.
+// that a hostile text fills in time linear in its length. A code whose parameter holds a code
+// that cannot be filled is left as written, and only the inner code is reported.
+//
+// The work is bounded by the text's length: a value from env (a variable, a shift code, a
+// cell) that would take the filled text past 16 times text's length plus 4 KiB is left as
+// written and reported, at most 32 codes are reported one by one (the last [*CodeError] says
+// how many more could not be filled), and a message quotes at most 64 bytes of the text.
 func Expand(text string, env *Env) (string, error) {
 	if env == nil {
 		env = &Env{}
 	}
-	x := expander{env: env}
+	x := expander{env: env, limit: 16*len(text) + 4096}
 	if env.Clock != nil {
 		x.now = env.Clock()
 	} else {
@@ -92,21 +113,56 @@ func Expand(text string, env *Env) (string, error) {
 	if len(x.errs) == 0 {
 		return string(b), nil
 	}
+	if more := x.nerr - len(x.errs); more > 0 {
+		last := x.errs[len(x.errs)-1].(*CodeError)
+		last.Msg += "; " + strconv.Itoa(more) + " more codes could not be filled, not listed"
+	}
 	return string(b), errors.Join(x.errs...)
 }
 
 type expander struct {
 	env   *Env
 	now   time.Time
-	errs  []error
-	depth int // of the code being filled: each level scans the rest of its code once
+	errs  []error // the first maxCodeErrors of the codes that could not be filled
+	nerr  int     // how many codes could not be filled
+	depth int     // of the code being filled: each level scans the rest of its code once
+	// inParam counts the parameters being filled: when anything in one cannot be filled, the
+	// code holding it is left as written, so what they would write as written is dropped.
+	inParam int
+	limit   int // the most bytes a value from env may bring the output to
 }
 
-// maxCodeDepth is how deep codes may nest (see Expand).
-const maxCodeDepth = 64
+const (
+	// maxCodeDepth is how deep codes may nest (see Expand).
+	maxCodeDepth = 64
+	// maxCodeErrors is how many codes one Expand reports one by one (see Expand).
+	maxCodeErrors = 32
+)
 
 func (x *expander) fail(code string, off int, msg string) {
-	x.errs = append(x.errs, &CodeError{Code: code, Offset: off, Msg: msg})
+	x.nerr++
+	if len(x.errs) < maxCodeErrors {
+		x.errs = append(x.errs, &CodeError{Code: code, Offset: off, Msg: msg})
+	}
+}
+
+// asWritten appends s as written, a code that could not be filled; inside a parameter it
+// appends nothing, as the code holding the parameter is then left as written itself: a code
+// nested 64 levels deep is not copied at each level.
+func (x *expander) asWritten(b []byte, s string) []byte {
+	if x.inParam > 0 {
+		return b
+	}
+	return append(b, s...)
+}
+
+// value appends v, a value from env, unless it would take the output past the limit.
+func (x *expander) value(b []byte, code string, off int, v string) []byte {
+	if len(b)+len(v) > x.limit {
+		x.fail(code, off, "its value of "+strconv.Itoa(len(v))+" bytes would make the filled text longer than "+strconv.Itoa(x.limit)+" bytes")
+		return x.asWritten(b, code)
+	}
+	return append(b, v...)
 }
 
 // expand appends s with its codes filled at t.
@@ -131,7 +187,7 @@ func (x *expander) expand(b []byte, s string, t time.Time) []byte {
 		end := closing(s, i)
 		if end < 0 {
 			x.fail(s[i:], i, "unclosed {")
-			return append(b, s[i:]...)
+			return x.asWritten(b, s[i:])
 		}
 		b = x.code(b, s[i:end+1], i, t)
 		i = end + 1
@@ -179,7 +235,7 @@ func splitParams(inner string, parts []string) []string {
 func (x *expander) code(b []byte, code string, off int, t time.Time) []byte {
 	if x.depth >= maxCodeDepth {
 		x.fail(code, off, "codes nest deeper than "+strconv.Itoa(maxCodeDepth)+" levels")
-		return append(b, code...)
+		return x.asWritten(b, code)
 	}
 	x.depth++
 	b = x.fill(b, code, off, t)
@@ -194,14 +250,14 @@ func (x *expander) fill(b []byte, code string, off int, t time.Time) []byte {
 		col := inner[1 : len(inner)-1]
 		if x.env.Row == nil {
 			x.fail(code, off, "a table column needs a table row")
-			return append(b, code...)
+			return x.asWritten(b, code)
 		}
 		v, ok := x.env.Row[col]
 		if !ok {
-			x.fail(code, off, "the row has no column "+col)
-			return append(b, code...)
+			x.fail(code, off, "the row has no column "+clip(col))
+			return x.asWritten(b, code)
 		}
-		return append(b, v...)
+		return x.value(b, code, off, v)
 	}
 	var arr [6]string
 	parts := splitParams(inner, arr[:0])
@@ -218,66 +274,75 @@ func (x *expander) fill(b []byte, code string, off int, t time.Time) []byte {
 	case "TIME":
 		if len(params) == 0 || len(params) > 2 {
 			x.fail(code, off, "TIME takes a text and an optional offset")
-			return append(b, code...)
+			return x.asWritten(b, code)
 		}
 		at := t
 		if len(params) == 2 {
-			offText := params[1]
-			if strings.IndexByte(offText, '{') >= 0 {
-				n := len(x.errs)
-				offText = string(x.expand(nil, offText, t))
-				if len(x.errs) > n {
-					return append(b, code...)
-				}
+			offText, ok := x.param(params[1], t)
+			if !ok {
+				return x.asWritten(b, code)
 			}
 			var err error
 			if at, err = addOffset(t, offText); err != nil {
 				x.fail(code, off, err.Error())
-				return append(b, code...)
+				return x.asWritten(b, code)
 			}
 		}
 		return x.expand(b, params[0], at)
 	case "VARIABLE", "SHIFTCODE":
 		if len(params) != 1 {
 			x.fail(code, off, name+" takes one name")
-			return append(b, code...)
+			return x.asWritten(b, code)
 		}
-		key := x.param(params[0], t)
+		key, ok := x.param(params[0], t)
+		if !ok {
+			return x.asWritten(b, code)
+		}
 		var v string
-		var ok bool
 		if name == "VARIABLE" {
 			v, ok = x.env.Variables[key]
 		} else {
 			v, ok = shiftCode(x.env.ShiftCodes[key], t)
 		}
 		if !ok {
-			x.fail(code, off, "no "+strings.ToLower(name)+" "+key)
-			return append(b, code...)
+			x.fail(code, off, "no "+strings.ToLower(name)+" "+clip(key))
+			return x.asWritten(b, code)
 		}
-		return append(b, v...)
+		return x.value(b, code, off, v)
 	case "COUNTER":
 		if len(params) == 0 {
 			x.fail(code, off, "COUNTER takes a name")
-			return append(b, code...)
+			return x.asWritten(b, code)
 		}
-		key := x.param(params[0], t)
+		key, ok := x.param(params[0], t)
+		if !ok {
+			return x.asWritten(b, code)
+		}
 		v, ok := x.env.Counters[key]
 		if !ok {
-			x.fail(code, off, "no counter "+key)
-			return append(b, code...)
+			x.fail(code, off, "no counter "+clip(key))
+			return x.asWritten(b, code)
 		}
 		return x.number(b, code, off, v, 0, params[1:], t)
 	}
 	x.fail(code, off, "unknown code")
-	return append(b, code...)
+	return x.asWritten(b, code)
 }
 
-// param fills the codes of a parameter.
-func (x *expander) param(p string, t time.Time) string {
+// param fills the codes of a parameter; false when one of them could not be filled (it is
+// reported, and the code holding the parameter is left as written).
+func (x *expander) param(p string, t time.Time) (string, bool) {
 	if strings.IndexByte(p, '{') < 0 {
-		return p
+		return p, true
 	}
-	return string(x.expand(nil, p, t))
+	n := x.nerr
+	x.inParam++
+	b := x.expand(nil, p, t)
+	x.inParam--
+	if x.nerr > n {
+		return "", false
+	}
+	return string(b), true
 }
 
 // number appends v formatted by the parameters WIDTH, PADDING and FORMAT; width is the code's
@@ -289,29 +354,36 @@ func (x *expander) number(b []byte, code string, off int, v int64, width int, pa
 	for _, p := range params {
 		k, val, ok := strings.Cut(p, "=")
 		if !ok {
-			x.fail(code, off, "parameter "+p+" is not NAME=value")
-			return append(b, code...)
+			x.fail(code, off, "parameter "+clip(p)+" is not NAME=value")
+			return x.asWritten(b, code)
 		}
 		switch k {
 		case "WIDTH":
-			n, err := strconv.Atoi(x.param(val, t))
+			val, ok := x.param(val, t)
+			if !ok {
+				return x.asWritten(b, code)
+			}
+			n, err := strconv.Atoi(val)
 			if err != nil || n < 0 || n > 64 {
 				x.fail(code, off, "WIDTH must be a number from 0 to 64")
-				return append(b, code...)
+				return x.asWritten(b, code)
 			}
 			width, ownWidth = n, false
 		case "PADDING":
-			val = x.param(val, t)
+			val, ok := x.param(val, t)
+			if !ok {
+				return x.asWritten(b, code)
+			}
 			if len(val) != 1 {
 				x.fail(code, off, "PADDING must be one character")
-				return append(b, code...)
+				return x.asWritten(b, code)
 			}
 			pad = val[0]
 		case "FORMAT":
 			format = val // a list's braces are not codes
 		default:
-			x.fail(code, off, "unknown parameter "+k)
-			return append(b, code...)
+			x.fail(code, off, "unknown parameter "+clip(k))
+			return x.asWritten(b, code)
 		}
 	}
 	if format != "" && ownWidth {
@@ -325,7 +397,7 @@ func (x *expander) number(b []byte, code string, off int, v int64, width int, pa
 	case format == "alpha":
 		if v < 1 {
 			x.fail(code, off, "FORMAT=alpha needs a number from 1")
-			return append(b, code...)
+			return x.asWritten(b, code)
 		}
 		digits = alpha(v)
 	case format == "shortmonth" || format == "shortweekday":
@@ -335,7 +407,7 @@ func (x *expander) number(b []byte, code string, off int, v int64, width int, pa
 		}
 		if v < 1 || v > int64(len(names)) {
 			x.fail(code, off, "FORMAT="+format+" needs a number from 1 to "+strconv.Itoa(len(names)))
-			return append(b, code...)
+			return x.asWritten(b, code)
 		}
 		digits = names[v-1]
 	case strings.HasPrefix(format, "{") && strings.HasSuffix(format, "}"):
@@ -345,26 +417,26 @@ func (x *expander) number(b []byte, code string, off int, v int64, width int, pa
 			n, err := strconv.ParseInt(items[0][1:], 10, 64)
 			if err != nil {
 				x.fail(code, off, "a list's first index must be #number")
-				return append(b, code...)
+				return x.asWritten(b, code)
 			}
 			first, items = n, items[1:]
 		}
 		i := v - first
 		if i < 0 || i >= int64(len(items)) {
 			x.fail(code, off, strconv.FormatInt(v, 10)+" is outside the FORMAT list")
-			return append(b, code...)
+			return x.asWritten(b, code)
 		}
 		digits = items[i]
 	case strings.HasPrefix(format, "#") && len(format) > 2:
 		set := format[1:]
 		if v < 0 {
 			x.fail(code, off, "a numeral set needs a number from 0")
-			return append(b, code...)
+			return x.asWritten(b, code)
 		}
 		digits = numeral(v, set)
 	default:
-		x.fail(code, off, "unknown FORMAT "+format)
-		return append(b, code...)
+		x.fail(code, off, "unknown FORMAT "+clip(format))
+		return x.asWritten(b, code)
 	}
 	if format == "" && v < 0 && pad >= '0' && pad <= '9' {
 		// A negative number padded with digits keeps its sign first: -5 at WIDTH=4 is -005,
@@ -448,7 +520,7 @@ func addOffset(t time.Time, off string) (time.Time, error) {
 			j++
 		}
 		if j == 0 || j > 6 {
-			return t, errors.New("offset " + off + ": a term must be a signed number of at most 6 digits and a unit")
+			return t, errors.New("offset " + clip(off) + ": a term must be a signed number of at most 6 digits and a unit")
 		}
 		n, _ := strconv.ParseInt(s[:j], 10, 64)
 		n *= sign
@@ -471,7 +543,7 @@ func addOffset(t time.Time, off string) (time.Time, error) {
 		case "minute":
 			minutes += n
 		default:
-			return t, errors.New("offset " + off + ": unknown unit " + strconv.Quote(s[:k]))
+			return t, errors.New("offset " + clip(off) + ": unknown unit " + strconv.Quote(s[:k]))
 		}
 		s = s[k:]
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -265,5 +266,54 @@ func TestExpandLongHourOffsets(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("%s = %q, %v; want %q", c.off, got, err, want)
 		}
+	}
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestExpandBounded: a hostile text fills with work bounded by its length: 64 nested codes
+// around a body are not copied at each level and are reported once, with the message quoting
+// at most 64 bytes of it; codes past 32 are counted, not listed; a value that would take the
+// text past 16 times its length plus 4 KiB is left as written.
+func TestExpandBounded(t *testing.T) {
+	env := &Env{Clock: clockAt("2024-10-04T10:30:00Z"), Variables: map[string]string{"A": strings.Repeat("a", 1<<20)}}
+	body := strings.Repeat("x", 1<<20)
+	nested := strings.Repeat("{VARIABLE;", 64) + body + strings.Repeat("}", 64)
+	var got string
+	var err error
+	if a := allocated(func() { got, err = Expand(nested, env) }); a > 4*uint64(len(nested)) {
+		t.Errorf("64 nested codes around %d bytes: %d bytes allocated, want at most 4 per byte", len(body), a)
+	}
+	if got != nested {
+		t.Error("64 nested codes that cannot be filled: not left as written")
+	}
+	if ps := codeErrors(err); len(ps) != 1 || len(ps[0].Error()) > 200 || !strings.HasPrefix(ps[0].Error(), "{VARIABLE;xxx") {
+		t.Errorf("64 nested codes: %d errors, the first %.300q; want one, short", len(ps), err)
+	}
+
+	many := strings.Repeat("{X}", 100000)
+	got, err = Expand(many, env)
+	ps := codeErrors(err)
+	if got != many || len(ps) != 32 || !strings.Contains(ps[31].Msg, "99968 more codes could not be filled") {
+		t.Errorf("100000 unknown codes: %d errors listed, the last %v", len(ps), ps[len(ps)-1])
+	}
+
+	got, err = Expand("{VARIABLE;A}", env)
+	if got != "{VARIABLE;A}" || err == nil || !strings.Contains(err.Error(), "longer than 4288 bytes") {
+		t.Errorf("a 1 MiB variable in a 12-byte text: %.40q, %v", got, err)
+	}
+	env.Variables["B"] = strings.Repeat("b", 64<<10)
+	text := strings.Repeat("{VARIABLE;B}", 1024) // 12 KiB: the limit is 196 KiB + 4 KiB
+	got, err = Expand(text, env)
+	if n := strings.Count(got, "b"); n != 3*64<<10 || err == nil || len(got) > 17*len(text)+4096 {
+		t.Errorf("a 64 KiB variable 1024 times in 12 KiB: %d bytes, %d filled, %.80v; want 3 filled", len(got), n/(64<<10), err)
 	}
 }
