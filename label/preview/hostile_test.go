@@ -1,0 +1,230 @@
+package preview_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labelprinter/go-labelprinter/label"
+	"github.com/labelprinter/go-labelprinter/label/preview"
+)
+
+// The hostile labels: each built in code, at a size given in bytes where it has one, so that a
+// test runs a small one and the Performance table's command a large one.
+
+// farPolyLines is a 100 x 100 mm label of PolyLines whose points lie kilometres off the label.
+func farPolyLines() []byte {
+	var objs []string
+	for i := 0; i < 6; i++ {
+		f := float64(i + 1)
+		objs = append(objs, fmt.Sprintf(`{"type":"PolyLine","points":[%g,%g,%g,%g,%g,%g],"lineWidth":%g}`,
+			-1e8*f, -1e8, 1e8*f, 1e8, -1e8, 1e8*f, 0.5*f))
+	}
+	return []byte(`{"format":3,"width":100,"height":100,"objs":[` + strings.Join(objs, ",") + `]}`)
+}
+
+// nestedText is a label of about n bytes: Texts whose text nests 64 codes around a body, so
+// that every level would fill and copy the whole body and fail with it.
+func nestedText(n int) []byte {
+	const per = 1 << 20
+	var objs []string
+	for left := n; left > 0; left -= per {
+		body := strings.Repeat("x", min(per, left))
+		text := strings.Repeat("{VARIABLE;", 64) + body + strings.Repeat("}", 64)
+		objs = append(objs, `{"type":"Text","x":1,"y":1,"text":"`+text+`","font":{"family":"Go","style":"Regular","height":3},"color":"black"}`)
+	}
+	return []byte(`{"format":3,"width":100,"height":100,"objs":[` + strings.Join(objs, ",") + `]}`)
+}
+
+// manyCodes is a label of about n bytes: one Text of codes that cannot be filled, each an
+// error of its own.
+func manyCodes(n int) []byte {
+	text := strings.Repeat("{X}", n/3)
+	return []byte(`{"format":3,"width":100,"height":100,"objs":[{"type":"Text","x":1,"y":1,"text":"` + text + `","font":{"family":"Go","style":"Regular","height":3},"color":"black"}]}`)
+}
+
+// wideText is a label of about n bytes: one line of text, nearly all of it beyond the label's
+// right edge.
+func wideText(n int) []byte {
+	text := strings.Repeat("lorem ipsum ", n/12)
+	return []byte(`{"format":3,"width":100,"height":100,"objs":[{"type":"Text","x":1,"y":1,"text":"` + text + `","font":{"family":"Go","style":"Regular","height":3},"color":"black"}]}`)
+}
+
+// bigPDF417 is a PDF417 of n bytes of text, far past the symbol's capacity.
+func bigPDF417(n int) []byte {
+	text := strings.Repeat("\u00e9ABC", n/5) // bytes the text mode cannot hold, runs of text too short for it
+	return []byte(`{"format":3,"width":100,"height":100,"objs":[{"type":"PDF417","x":1,"y":1,"text":"` + text + `"}]}`)
+}
+
+// bigPNG is a 50 x 30 mm label with a 20 x 20 mm StaticBitmap whose PNG is side x side
+// pixels, a pattern deflate squeezes.
+func bigPNG(side int) []byte {
+	img := image.NewGray(image.Rect(0, 0, side, side))
+	for y := 0; y < side; y++ {
+		for x := 0; x < side; x++ {
+			if (x/7+y/5)%3 == 0 {
+				img.Pix[y*side+x] = 255
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		panic(err)
+	}
+	return []byte(`{"format":3,"width":50,"height":30,"objs":[{"type":"StaticBitmap","x":1,"y":1,"width":20,"height":20,"bitmap":"` +
+		base64.StdEncoding.EncodeToString(buf.Bytes()) + `"}]}`)
+}
+
+// groupObjects are ordinary objects: texts with dynamic text, shapes and barcodes.
+func groupObjects(n int) []string {
+	kinds := []string{
+		`{"type":"Text","x":2,"y":2,"text":"Lot {VARIABLE;Lot} {YEAR}","font":{"family":"Go","style":"Regular","height":2.5},"color":"black"}`,
+		`{"type":"Rect","x":1,"y":1,"width":5,"height":5,"fillColor":"black"}`,
+		`{"type":"PolyLine","points":[1,1,20,20,30,5],"lineWidth":0.3}`,
+		`{"type":"Code128","x":2,"y":40,"text":"ABC-123","barHeight":8,"barWidth":0.25}`,
+		`{"type":"GS1-128","x":2,"y":60,"barHeight":8,"barWidth":0.25,"apps":[["01","09501101530003"],["10","LOT42"]]}`,
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = kinds[i%len(kinds)]
+	}
+	return out
+}
+
+// nestedGroups puts n ordinary objects under depth nested groups; depth 0 is the flat label.
+func nestedGroups(n, depth int) []byte {
+	inner := strings.Join(groupObjects(n), ",")
+	for i := 0; i < depth; i++ {
+		inner = `{"type":"ObjectGroup","children":[` + inner + `]}`
+	}
+	return []byte(`{"format":3,"width":100,"height":100,"objs":[` + inner + `]}`)
+}
+
+// hostileEnv fills the labels' dynamic text.
+var hostileEnv = &label.Env{
+	Clock:     func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+	Variables: map[string]string{"Lot": "LOT42"},
+}
+
+// stages runs every entry point on data: Parse, Validate, Fill, Render at 300 dpi.
+func stages(tb testing.TB, data []byte) {
+	l, err := label.Parse(data)
+	if err != nil {
+		tb.Fatalf("Parse: %v", err)
+	}
+	_ = l.Validate()
+	_, _ = l.Fill(hostileEnv)
+	if _, _, err := preview.Render(l, &preview.Options{DPI: 300, Env: hostileEnv}); err != nil {
+		tb.Fatalf("Render: %v", err)
+	}
+}
+
+// hostileLabels are the Performance table's labels at the size the table measures
+// (HOSTILE_MB sets the size of those that have one, in MB; 1 by default).
+func hostileLabels() []struct {
+	name string
+	data func() []byte
+} {
+	mb := 1.0
+	if s := os.Getenv("HOSTILE_MB"); s != "" {
+		mb, _ = strconv.ParseFloat(s, 64)
+	}
+	n := int(mb * (1 << 20))
+	return []struct {
+		name string
+		data func() []byte
+	}{
+		{"FarPolyLines", farPolyLines},
+		{"NestedText", func() []byte { return nestedText(n) }},
+		{"ManyCodes", func() []byte { return manyCodes(n) }},
+		{"WideText", func() []byte { return wideText(n) }},
+		{"PDF417", func() []byte { return bigPDF417(200 << 10) }},
+		{"BigPNG", func() []byte { return bigPNG(7999) }},
+		{"Flat50", func() []byte { return nestedGroups(50, 0) }},
+		{"Nested50", func() []byte { return nestedGroups(50, 64) }},
+	}
+}
+
+// BenchmarkHostile runs every entry point on each hostile label; with -benchtime 1x under
+// /usr/bin/time -v it gives the Performance table's time and peak memory.
+func BenchmarkHostile(b *testing.B) {
+	for _, h := range hostileLabels() {
+		b.Run(h.name, func(b *testing.B) {
+			data := h.data()
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				stages(b, data)
+			}
+			b.ReportMetric(float64(len(data)), "label-bytes")
+		})
+	}
+}
+
+// The bound label/README.md states: every entry point, on a label of n bytes rendered at 300
+// dpi into an image of p pixels, allocates at most 256 bytes per byte of label besides a few
+// copies of the image, and takes well under a second per MB. Allocation is what the test
+// checks, as a count of the work that a loaded machine's clock would not give reliably; the
+// clock only catches what allocates nothing, by a deadline far past the bound.
+const (
+	allocPerByte  = 256
+	imageCopies   = 8
+	allocConstant = 16 << 20
+	deadline      = 20 * time.Second
+)
+
+// bounded runs every entry point on data and fails when they allocate or take more than the
+// bound allows; it returns the bytes allocated.
+func bounded(t *testing.T, name string, data []byte) uint64 {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		stages(t, data)
+	}()
+	select {
+	case <-done:
+	case <-time.After(deadline):
+		t.Fatalf("%s (%d bytes): Parse, Validate, Fill and Render take more than %v", name, len(data), deadline)
+	}
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	l, _ := label.Parse(data)
+	pixels := uint64(*l.Width*300/25.4+1) * uint64(*l.Height*300/25.4+1)
+	limit := allocPerByte*uint64(len(data)) + imageCopies*4*pixels + allocConstant
+	t.Logf("%s: %d bytes, %.1f MB allocated (%.0f per byte), %v", name, len(data), float64(alloc)/1e6, float64(alloc)/float64(len(data)), took)
+	if alloc > limit {
+		t.Errorf("%s (%d bytes): %d bytes allocated, over the bound of %d", name, len(data), alloc, limit)
+	}
+	return alloc
+}
+
+// TestHostileLabelsBounded: each hostile label parses, validates, fills and renders within the
+// bound.
+func TestHostileLabelsBounded(t *testing.T) {
+	const n = 256 << 10
+	for _, h := range []struct {
+		name string
+		data []byte
+	}{
+		{"far-off PolyLines", farPolyLines()},
+		{"64 nested codes around a body", nestedText(n)},
+		{"codes that cannot be filled", manyCodes(n)},
+		{"PDF417 of 200 KB", bigPDF417(200 << 10)},
+	} {
+		t.Run(h.name, func(t *testing.T) { bounded(t, h.name, h.data) })
+	}
+}
