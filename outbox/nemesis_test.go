@@ -28,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	labelprinter "github.com/labelprinter/go-labelprinter"
 	"github.com/labelprinter/go-labelprinter/internal/faultproxy"
+	"github.com/labelprinter/go-labelprinter/internal/nemesis"
 	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 	"github.com/labelprinter/go-labelprinter/printersim"
 )
@@ -76,44 +77,16 @@ func TestNemesisPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a fault schedule of several seconds per seed")
 	}
-	seeds := nemesisSeeds
-	if s := os.Getenv("NEMESIS_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("NEMESIS_SEED=%q: not a seed", s)
-		}
-		seeds = []uint64{n}
-	}
-	var until time.Time
-	if s := os.Getenv("NEMESIS_TIME"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatalf("NEMESIS_TIME=%q: %v", s, err)
-		}
-		until = time.Now().Add(d)
-		seeds = nil
-	}
 	pg := pgtest.Own(t)
 	p := defaultNemesisParams()
 	var total nemesisFigures
 	start := time.Now()
-	run := func(seed uint64) bool {
+	nemesis.Seeds(t, nemesisSeeds, func(seed uint64) bool {
 		return t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			f := runNemesis(t, pg, seed, p)
 			total.add(f)
 		})
-	}
-	for _, seed := range seeds {
-		run(seed)
-	}
-	if !until.IsZero() {
-		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
-		for time.Now().Before(until) {
-			if !run(rng.Uint64() % 1_000_000_000) {
-				break
-			}
-		}
-	}
+	})
 	t.Logf("in all, %v: %s", time.Since(start).Round(time.Second), total.String())
 }
 
@@ -164,107 +137,6 @@ func (f nemesisFigures) String() string {
 		"longest settling after healing %v",
 		f.rounds, f.steps, strings.Join(fs, ", "), f.timedStalls, f.stalls, f.ids, f.enqueueCalls, f.repeats, f.enqueueErrors,
 		f.prints, f.sent, f.unknown, f.resends, f.checks, f.settle.Round(time.Millisecond))
-}
-
-// nemesisJournal is the printers' journal: every print job a printer acted on (answered 2xx),
-// in the order it acted.
-type nemesisJournal struct {
-	mu     sync.Mutex
-	prints []nemesisPrint
-	count  map[string]int
-	delay  func() time.Duration // a print's own time, before the printer acts
-}
-
-type nemesisPrint struct {
-	printer, id string
-}
-
-func (j *nemesisJournal) wrap(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/printJob") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			return // the request never arrived whole: nothing printed
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		var jb struct {
-			Description string `json:"description"`
-		}
-		_ = json.Unmarshal(body, &jb)
-		printer := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/api/v3/printers/"), "/printJob")
-		if j.delay != nil {
-			time.Sleep(j.delay())
-		}
-		// The printer acts and its journal records it under one lock: the journal's order is
-		// the order the printers acted in.
-		j.mu.Lock()
-		defer j.mu.Unlock()
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
-		if sw.status >= 200 && sw.status <= 299 {
-			j.prints = append(j.prints, nemesisPrint{printer: printer, id: jb.Description})
-			j.count[jb.Description]++
-		}
-	})
-}
-
-// printed is how many times id was printed.
-func (j *nemesisJournal) printed(id string) int {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.count[id]
-}
-
-func (j *nemesisJournal) snapshot() []nemesisPrint {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return slices.Clone(j.prints)
-}
-
-// nemesisID is the n-th ID enqueued for printer.
-func nemesisID(printer string, n int) string { return fmt.Sprintf("%s-%05d", printer, n) }
-
-// parseNemesisID splits an ID made by nemesisID.
-func parseNemesisID(id string) (printer string, n int, ok bool) {
-	i := strings.LastIndex(id, "-")
-	if i < 0 {
-		return "", 0, false
-	}
-	n, err := strconv.Atoi(id[i+1:])
-	return id[:i], n, err == nil
-}
-
-// checkJournal returns what breaks at most once and order in the journal: an ID printed twice,
-// on another printer than its own, or before an ID enqueued earlier for its printer (IDs the
-// operator resent go to the head of their lane again, so they are left out of the order).
-func checkJournal(prints []nemesisPrint, resent func(id string) bool) []string {
-	var out []string
-	seen := map[string]int{}
-	last := map[string]int{}
-	lastID := map[string]string{}
-	for i, p := range prints {
-		seen[p.id]++
-		if seen[p.id] == 2 {
-			out = append(out, fmt.Sprintf("%s printed twice (print %d of the journal)", p.id, i+1))
-		}
-		printer, n, ok := parseNemesisID(p.id)
-		if !ok || printer != p.printer {
-			out = append(out, fmt.Sprintf("printer %s printed %q, not one of its IDs", p.printer, p.id))
-			continue
-		}
-		if resent(p.id) {
-			continue
-		}
-		if n < last[printer] {
-			out = append(out, fmt.Sprintf("%s printed after %s (print %d of the journal)", p.id, lastID[printer], i+1))
-			continue
-		}
-		last[printer], lastID[printer] = n, p.id
-	}
-	return out
 }
 
 // nemesisEvent is one step of the schedule: at at, do what desc says.
@@ -609,13 +481,7 @@ func runNemesis(t *testing.T, pg *pgtest.Server, seed uint64, p nemesisParams) n
 	fig := nemesisFigures{rounds: 1, faults: map[string]int{}}
 	schedule := nemesisSchedule(seed, p)
 	reproduce := fmt.Sprintf("NEMESIS_SEED=%d go test -run 'TestNemesisPostgres' ./outbox", seed)
-	w := &nemesisWorld{t: t, pg: pg, dsn: pg.NewSchema(t), ttl: p.ttl, logDir: os.Getenv("NEMESIS_LOGDIR")}
-	if w.logDir != "" {
-		w.logDir = filepath.Join(w.logDir, fmt.Sprintf("seed-%d", seed))
-		if err := os.MkdirAll(w.logDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	w := &nemesisWorld{t: t, pg: pg, dsn: pg.NewSchema(t), ttl: p.ttl, logDir: nemesis.LogDir(t, seed)}
 
 	// The printers and their journal.
 	printers := make([]string, p.printers)
@@ -625,12 +491,12 @@ func runNemesis(t *testing.T, pg *pgtest.Server, seed uint64, p nemesisParams) n
 	var rngMu sync.Mutex
 	rng := rand.New(rand.NewPCG(seed, 0x6a6f62))
 	randN := func(n int) int { rngMu.Lock(); defer rngMu.Unlock(); return rng.IntN(n) }
-	journal := &nemesisJournal{count: map[string]int{}, delay: func() time.Duration { return time.Duration(randN(3)) * time.Millisecond }}
+	journal := &nemesis.Journal{Delay: func() time.Duration { return time.Duration(randN(3)) * time.Millisecond }}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := printersim.Serve(ln, printersim.New(printersim.WithPrinters(printers...)), journal.wrap)
+	sim := printersim.Serve(ln, printersim.New(printersim.WithPrinters(printers...)), journal.Wrap)
 	t.Cleanup(sim.Close)
 	if err := newClient(t, sim.URL).Labels.Put(context.Background(), "L", json.RawMessage(`{"format":3}`)); err != nil {
 		t.Fatal(err)
@@ -671,7 +537,7 @@ func runNemesis(t *testing.T, pg *pgtest.Server, seed uint64, p nemesisParams) n
 				continue // the database is restarting; look again
 			}
 			for _, e := range unknown {
-				if journal.printed(e.ID) > 0 {
+				if journal.Printed(e.ID) > 0 {
 					continue
 				}
 				resentMu.Lock()
@@ -698,7 +564,7 @@ func runNemesis(t *testing.T, pg *pgtest.Server, seed uint64, p nemesisParams) n
 		go func() {
 			defer enqWG.Done()
 			put := func(n int) bool {
-				id := nemesisID(printer, n)
+				id := nemesis.ID(printer, n)
 				for {
 					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 					e, err := producer.Enqueue(ctx, Intent{ID: id, Printer: printer, Job: job(id)})
@@ -750,7 +616,7 @@ func runNemesis(t *testing.T, pg *pgtest.Server, seed uint64, p nemesisParams) n
 	var reported []string
 	check := func(step string) {
 		fig.checks++
-		for _, v := range checkJournal(journal.snapshot(), isResent) {
+		for _, v := range nemesis.Check(journal.Snapshot(), isResent) {
 			if !slices.Contains(reported, v) {
 				reported = append(reported, v)
 				w.violate("%s, seen after step %q", v, step)
@@ -803,7 +669,7 @@ func runNemesis(t *testing.T, pg *pgtest.Server, seed uint64, p nemesisParams) n
 			return false
 		}
 		for _, e := range entries {
-			if e.State == Pending || e.State == Sending || (e.State == Unknown && journal.printed(e.ID) == 0) {
+			if e.State == Pending || e.State == Sending || (e.State == Unknown && journal.Printed(e.ID) == 0) {
 				return false
 			}
 		}
@@ -813,7 +679,7 @@ func runNemesis(t *testing.T, pg *pgtest.Server, seed uint64, p nemesisParams) n
 		if time.Since(healed) > p.settle {
 			var open []string
 			for _, e := range entries {
-				if e.State == Pending || e.State == Sending || (e.State == Unknown && journal.printed(e.ID) == 0) {
+				if e.State == Pending || e.State == Sending || (e.State == Unknown && journal.Printed(e.ID) == 0) {
 					open = append(open, fmt.Sprintf("%s %s (attempts %d, %q)", e.ID, e.State, e.Attempts, e.Error))
 				}
 			}
@@ -841,15 +707,15 @@ func runNemesis(t *testing.T, pg *pgtest.Server, seed uint64, p nemesisParams) n
 	}
 	for _, printer := range printers {
 		for n := 1; n <= enqueued[printer]; n++ {
-			if _, ok := byID[nemesisID(printer, n)]; !ok {
-				w.violate("%s was enqueued but is not in the outbox", nemesisID(printer, n))
+			if _, ok := byID[nemesis.ID(printer, n)]; !ok {
+				w.violate("%s was enqueued but is not in the outbox", nemesis.ID(printer, n))
 			}
 		}
 	}
 	fig.ids = len(entries)
-	fig.prints = len(journal.snapshot())
+	fig.prints = len(journal.Snapshot())
 	for _, e := range entries {
-		n := journal.printed(e.ID)
+		n := journal.Printed(e.ID)
 		switch {
 		case e.State == Sent && n == 1:
 			fig.sent++
@@ -861,9 +727,9 @@ func runNemesis(t *testing.T, pg *pgtest.Server, seed uint64, p nemesisParams) n
 			w.violate("%s ended %s (%q), printed %d times", e.ID, e.State, e.Error, n)
 		}
 	}
-	for _, pr := range journal.snapshot() {
-		if _, ok := byID[pr.id]; !ok {
-			w.violate("%s printed, but it was never enqueued", pr.id)
+	for _, pr := range journal.Snapshot() {
+		if _, ok := byID[pr.ID]; !ok {
+			w.violate("%s printed, but it was never enqueued", pr.ID)
 		}
 	}
 
