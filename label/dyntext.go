@@ -108,8 +108,10 @@ func Expand(text string, env *Env) (string, error) {
 	if strings.IndexByte(text, '{') < 0 && strings.IndexByte(text, '}') < 0 {
 		return text, nil
 	}
+	x.text = text
+	x.match = matchBraces(text)
 	b := make([]byte, 0, len(text)+16)
-	b = x.expand(b, text, x.now)
+	b = x.expand(b, text, 0, x.now)
 	if len(x.errs) == 0 {
 		return string(b), nil
 	}
@@ -122,6 +124,8 @@ func Expand(text string, env *Env) (string, error) {
 
 type expander struct {
 	env   *Env
+	text  string  // the text Expand was given
+	match []int32 // for each { of text, the index of the } that closes it, or -1
 	now   time.Time
 	errs  []error // the first maxCodeErrors of the codes that could not be filled
 	nerr  int     // how many codes could not be filled
@@ -165,8 +169,34 @@ func (x *expander) value(b []byte, code string, off int, v string) []byte {
 	return append(b, v...)
 }
 
-// expand appends s with its codes filled at t.
-func (x *expander) expand(b []byte, s string, t time.Time) []byte {
+// matchBraces returns, for each { of text, the index of the } that closes it (-1 when none
+// does), found in one pass: a code nested 64 levels deep is not scanned again at each level.
+func matchBraces(text string) []int32 {
+	m := make([]int32, len(text))
+	var open []int32
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '{':
+			m[i] = -1
+			open = append(open, int32(i))
+		case '}':
+			if len(open) > 0 {
+				m[open[len(open)-1]] = int32(i)
+				open = open[:len(open)-1]
+			}
+		}
+	}
+	return m
+}
+
+// part is a piece of the text Expand was given and its index there.
+type part struct {
+	s  string
+	at int
+}
+
+// expand appends s, which is text[at:at+len(s)], with its codes filled at t.
+func (x *expander) expand(b []byte, s string, at int, t time.Time) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c == '}' {
@@ -184,35 +214,34 @@ func (x *expander) expand(b []byte, s string, t time.Time) []byte {
 			i = j
 			continue
 		}
-		end := closing(s, i)
+		end := int(x.match[at+i]) - at
 		if end < 0 {
 			x.fail(s[i:], i, "unclosed {")
 			return x.asWritten(b, s[i:])
 		}
-		b = x.code(b, s[i:end+1], i, t)
+		b = x.code(b, s[i:end+1], i, at+i, t)
 		i = end + 1
 	}
 	return b
 }
 
-// closing returns the index of the } that closes the { at s[i], or -1.
-func closing(s string, i int) int {
-	depth := 0
-	for j := i; j < len(s); j++ {
-		switch s[j] {
+// splitCode splits a code's inside, text[at:at+len(inner)], at the semicolons outside nested
+// codes, which it steps over.
+func (x *expander) splitCode(inner string, at int, parts []part) []part {
+	start := 0
+	for j := 0; j < len(inner); j++ {
+		switch inner[j] {
 		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return j
-			}
+			j = int(x.match[at+j]) - at // inside a code, every { is closed
+		case ';':
+			parts = append(parts, part{inner[start:j], at + start})
+			start = j + 1
 		}
 	}
-	return -1
+	return append(parts, part{inner[start:], at + start})
 }
 
-// splitParams splits a code's inside at the semicolons outside nested braces.
+// splitParams splits a list's inside at the semicolons outside nested braces.
 func splitParams(inner string, parts []string) []string {
 	depth, start := 0, 0
 	for j := 0; j < len(inner); j++ {
@@ -232,19 +261,19 @@ func splitParams(inner string, parts []string) []string {
 }
 
 // code appends the filling of one code, written whole (braces included) in code.
-func (x *expander) code(b []byte, code string, off int, t time.Time) []byte {
+func (x *expander) code(b []byte, code string, off, at int, t time.Time) []byte {
 	if x.depth >= maxCodeDepth {
 		x.fail(code, off, "codes nest deeper than "+strconv.Itoa(maxCodeDepth)+" levels")
 		return x.asWritten(b, code)
 	}
 	x.depth++
-	b = x.fill(b, code, off, t)
+	b = x.fill(b, code, off, at, t)
 	x.depth--
 	return b
 }
 
 // fill appends the filling of code, one level deeper than its caller's (see code).
-func (x *expander) fill(b []byte, code string, off int, t time.Time) []byte {
+func (x *expander) fill(b []byte, code string, off, at int, t time.Time) []byte {
 	inner := code[1 : len(code)-1]
 	if len(inner) >= 2 && inner[0] == '{' && inner[len(inner)-1] == '}' && !strings.ContainsAny(inner[1:len(inner)-1], "{};") {
 		col := inner[1 : len(inner)-1]
@@ -259,9 +288,9 @@ func (x *expander) fill(b []byte, code string, off int, t time.Time) []byte {
 		}
 		return x.value(b, code, off, v)
 	}
-	var arr [6]string
-	parts := splitParams(inner, arr[:0])
-	name, params := parts[0], parts[1:]
+	var arr [6]part
+	parts := x.splitCode(inner, at+1, arr[:0])
+	name, params := parts[0].s, parts[1:]
 	switch name {
 	case "YEAR":
 		return x.number(b, code, off, int64(t.Year()), 4, params, t)
@@ -276,19 +305,19 @@ func (x *expander) fill(b []byte, code string, off int, t time.Time) []byte {
 			x.fail(code, off, "TIME takes a text and an optional offset")
 			return x.asWritten(b, code)
 		}
-		at := t
+		when := t
 		if len(params) == 2 {
 			offText, ok := x.param(params[1], t)
 			if !ok {
 				return x.asWritten(b, code)
 			}
 			var err error
-			if at, err = addOffset(t, offText); err != nil {
+			if when, err = addOffset(t, offText); err != nil {
 				x.fail(code, off, err.Error())
 				return x.asWritten(b, code)
 			}
 		}
-		return x.expand(b, params[0], at)
+		return x.expand(b, params[0].s, params[0].at, when)
 	case "VARIABLE", "SHIFTCODE":
 		if len(params) != 1 {
 			x.fail(code, off, name+" takes one name")
@@ -331,13 +360,13 @@ func (x *expander) fill(b []byte, code string, off int, t time.Time) []byte {
 
 // param fills the codes of a parameter; false when one of them could not be filled (it is
 // reported, and the code holding the parameter is left as written).
-func (x *expander) param(p string, t time.Time) (string, bool) {
-	if strings.IndexByte(p, '{') < 0 {
-		return p, true
+func (x *expander) param(p part, t time.Time) (string, bool) {
+	if strings.IndexByte(p.s, '{') < 0 {
+		return p.s, true
 	}
 	n := x.nerr
 	x.inParam++
-	b := x.expand(nil, p, t)
+	b := x.expand(nil, p.s, p.at, t)
 	x.inParam--
 	if x.nerr > n {
 		return "", false
@@ -347,19 +376,19 @@ func (x *expander) param(p string, t time.Time) (string, bool) {
 
 // number appends v formatted by the parameters WIDTH, PADDING and FORMAT; width is the code's
 // own minimum number of digits.
-func (x *expander) number(b []byte, code string, off int, v int64, width int, params []string, t time.Time) []byte {
+func (x *expander) number(b []byte, code string, off int, v int64, width int, params []part, t time.Time) []byte {
 	pad := byte('0')
 	format := ""
 	ownWidth := true // the code's own width applies to decimal digits only
 	for _, p := range params {
-		k, val, ok := strings.Cut(p, "=")
+		k, val, ok := strings.Cut(p.s, "=")
 		if !ok {
-			x.fail(code, off, "parameter "+clip(p)+" is not NAME=value")
+			x.fail(code, off, "parameter "+clip(p.s)+" is not NAME=value")
 			return x.asWritten(b, code)
 		}
 		switch k {
 		case "WIDTH":
-			val, ok := x.param(val, t)
+			val, ok := x.param(part{val, p.at + len(k) + 1}, t)
 			if !ok {
 				return x.asWritten(b, code)
 			}
@@ -370,7 +399,7 @@ func (x *expander) number(b []byte, code string, off int, v int64, width int, pa
 			}
 			width, ownWidth = n, false
 		case "PADDING":
-			val, ok := x.param(val, t)
+			val, ok := x.param(part{val, p.at + len(k) + 1}, t)
 			if !ok {
 				return x.asWritten(b, code)
 			}
