@@ -92,6 +92,15 @@ type faceKey struct {
 type faceEntry struct {
 	face   font.Face
 	ascent float64
+	// latin caches what layout asks of the face for the first 256 code points, the glyph
+	// drawn and its advance: a long text costs a lookup a character, not the font's tables.
+	latin [256]latinGlyph
+}
+
+type latinGlyph struct {
+	set, missing bool
+	r            rune
+	adv          fixed.Int26_6
 }
 
 // font finds the font of a family and style: the map's, Go's for the Go families, else Go's
@@ -332,14 +341,39 @@ func parseHeight(v string) (float64, bool) {
 	return h * scale, true
 }
 
-// glyph is one character laid out: its face, colour and advance in pixels.
+// glyph is one character laid out: the rune drawn, its piece of text's look (an index in
+// the text's looks) and its advance in pixels. It is small, as a text may hold millions.
 type glyph struct {
-	r       rune
+	r    rune
+	look int32
+	adv  float64
+}
+
+// look is what the glyphs of a piece of text share: face, colour, size and stretch.
+type look struct {
 	fe      *faceEntry
 	col     color.RGBA
-	adv     float64
 	em      float64 // the font size in pixels, for the line's height
 	stretch float64
+}
+
+// layoutGlyph returns the rune a face draws for c ('?' when its font has none, missing
+// true) and its advance.
+func layoutGlyph(fe *faceEntry, f *opentype.Font, buf *sfnt.Buffer, c rune) (rune, fixed.Int26_6, bool) {
+	if c >= 0 && c < 256 && fe.latin[c].set {
+		g := fe.latin[c]
+		return g.r, g.adv, g.missing
+	}
+	r, missing := c, false
+	adv, ok := fe.face.GlyphAdvance(c)
+	if gi, err := f.GlyphIndex(buf, c); !ok || err != nil || gi == 0 {
+		r, missing = '?', true // the font has no glyph for it (index 0 is .notdef)
+		adv, _ = fe.face.GlyphAdvance(r)
+	}
+	if c >= 0 && c < 256 {
+		fe.latin[c] = latinGlyph{set: true, missing: missing, r: r, adv: adv}
+	}
+	return r, adv, missing
 }
 
 func (r *renderer) text(o *label.Text, path string) {
@@ -370,6 +404,7 @@ func (r *renderer) text(o *label.Text, path string) {
 	warned := map[string]bool{}
 	missing := ""
 	var buf sfnt.Buffer
+	var looks []look
 	var paras [][]glyph
 	var cur []glyph
 	for _, rn := range r.runs(*o.Text, base, label.Or(o.StyleFormat, label.DefaultStyleFormat), path) {
@@ -391,22 +426,19 @@ func (r *renderer) text(o *label.Text, path string) {
 			r.warn(path, "font %q %s cannot be used; text not drawn", rn.st.family, rn.st.style)
 			continue
 		}
+		looks = append(looks, look{fe: face, col: rn.st.color, em: em, stretch: stretch})
+		li := int32(len(looks) - 1)
 		for _, ch := range rn.text {
-			c := ch
-			if c == '\n' {
+			if ch == '\n' {
 				paras = append(paras, cur)
 				cur = nil
 				continue
 			}
-			adv, ok := face.face.GlyphAdvance(c)
-			if gi, err := fe.f.GlyphIndex(&buf, c); !ok || err != nil || gi == 0 {
-				c = '?' // the font has no glyph for it (index 0 is .notdef)
-				adv, _ = face.face.GlyphAdvance(c)
-				if !strings.ContainsRune(missing, ch) && len(missing) < 64 {
-					missing += string(ch)
-				}
+			c, adv, miss := layoutGlyph(face, fe.f, &buf, ch)
+			if miss && len(missing) < 64 && !strings.ContainsRune(missing, ch) {
+				missing += string(ch)
 			}
-			cur = append(cur, glyph{r: c, fe: face, col: rn.st.color, adv: float64(adv)/64*stretch + ls, em: em, stretch: stretch})
+			cur = append(cur, glyph{r: c, look: li, adv: float64(adv)/64*stretch + ls})
 		}
 	}
 	paras = append(paras, cur)
@@ -435,7 +467,7 @@ func (r *renderer) text(o *label.Text, path string) {
 	for i := range lines {
 		lines[i].em = base.height * r.sy
 		for _, g := range lines[i].g {
-			lines[i].em = math.Max(lines[i].em, g.em)
+			lines[i].em = math.Max(lines[i].em, looks[g.look].em)
 		}
 		boxW = math.Max(boxW, lines[i].w)
 		total += lines[i].em
@@ -497,9 +529,9 @@ func (r *renderer) text(o *label.Text, path string) {
 		}
 		asc := l.em * 0.8
 		for _, g := range l.g {
-			asc = math.Max(asc, g.fe.ascent*0.8/0.93)
+			asc = math.Max(asc, looks[g.look].fe.ascent*0.8/0.93)
 		}
-		r.drawLine(l.g, x, y+asc, extra)
+		r.drawLine(l.g, looks, x, y+asc, extra)
 		y += l.em + lineSp
 	}
 }
@@ -552,9 +584,14 @@ func wrap(p []glyph, width float64) [][]glyph {
 }
 
 // drawLine draws glyphs from x along the baseline y; extra widens each space (JUSTIFIED).
-func (r *renderer) drawLine(gs []glyph, x, y float64, extra float64) {
+func (r *renderer) drawLine(gs []glyph, looks []look, x, y float64, extra float64) {
 	bounds := r.img.Bounds()
-	for _, g := range gs {
+	for _, gl := range gs {
+		g := struct {
+			r rune
+			look
+			adv float64
+		}{gl.r, looks[gl.look], gl.adv}
 		if g.r == ' ' {
 			x += g.adv + extra
 			continue
