@@ -211,7 +211,8 @@ func (r *renderer) bitmap(o *label.StaticBitmap, path string) {
 	if b.Empty() {
 		return
 	}
-	img, err := r.decodeBitmap(*o.Bitmap, b)
+	vis := b.Intersect(r.img.Bounds())
+	img, scaled, err := r.decodeBitmap(*o.Bitmap, b, vis)
 	if err != "" {
 		r.mark(b)
 		r.warn(path+".bitmap", "%s; drawn as a marked box", err)
@@ -226,14 +227,15 @@ func (r *renderer) bitmap(o *label.StaticBitmap, path string) {
 		c := r.color(path+".bgColor", o.BgColor, "white")
 		bg = &c
 	}
-	vis := b.Intersect(r.img.Bounds())
 	if vis.Empty() {
 		return
 	}
-	// Scaled to the box by nearest neighbour, as a printer prints dots.
-	// Only the visible part is scaled: a box far larger than the label costs nothing more.
-	scaled := image.NewRGBA(vis)
-	xdraw.NearestNeighbor.Scale(scaled, b, img, img.Bounds(), draw.Src, nil)
+	if scaled == nil {
+		// Scaled to the box by nearest neighbour, as a printer prints dots.
+		// Only the visible part is scaled: a box far larger than the label costs nothing more.
+		scaled = image.NewRGBA(vis)
+		xdraw.NearestNeighbor.Scale(scaled, b, img, img.Bounds(), draw.Src, nil)
+	}
 	if fg == nil && bg == nil {
 		draw.Draw(r.img, vis, scaled, vis.Min, draw.Over)
 		return
@@ -264,38 +266,47 @@ func (r *renderer) bitmap(o *label.StaticBitmap, path string) {
 	}
 }
 
-// decodeBitmap reads a StaticBitmap's PNG, or, when bitmap is not base64 PNG, asks the image
-// resolver for a stored image of that name; it returns why not when it cannot.
-func (r *renderer) decodeBitmap(s string, box image.Rectangle) (image.Image, string) {
+// decodeBitmap reads a StaticBitmap's PNG, scaled to box and cut to vis (see
+// decodePNGScaled), or, when bitmap is not base64 PNG, asks the image resolver for a stored
+// image of that name; it returns why not when it cannot.
+func (r *renderer) decodeBitmap(s string, box, vis image.Rectangle) (image.Image, *image.RGBA, string) {
 	data, err := base64.StdEncoding.DecodeString(s)
 	if err == nil && bytes.HasPrefix(data, []byte("\x89PNG")) {
 		cfg, err := png.DecodeConfig(bytes.NewReader(data))
 		if err != nil {
-			return nil, "bitmap is not a PNG the preview can read (" + err.Error() + ")"
+			return nil, nil, "bitmap is not a PNG the preview can read (" + err.Error() + ")"
 		}
 		if int64(cfg.Width)*int64(cfg.Height) > r.maxPixels() {
-			return nil, "bitmap is larger than the pixel cap"
+			return nil, nil, "bitmap is larger than the pixel cap"
 		}
+		if vis.Empty() {
+			return nil, nil, "" // nothing of it shows
+		}
+		if pic, err := decodePNGScaled(data, box, vis); err == nil {
+			return nil, pic, ""
+		}
+		// An interlaced PNG, or one the row reader refuses: decoded whole, which says why
+		// when it cannot be read.
 		img, err := png.Decode(bytes.NewReader(data))
 		if err != nil {
-			return nil, "bitmap is not a PNG the preview can read (" + err.Error() + ")"
+			return nil, nil, "bitmap is not a PNG the preview can read (" + err.Error() + ")"
 		}
-		return img, ""
+		return img, nil, ""
 	}
 	if r.opts.Images == nil {
-		return nil, "bitmap is not base64 PNG, and no image resolver is given to read a stored image " + quote(s)
+		return nil, nil, "bitmap is not base64 PNG, and no image resolver is given to read a stored image " + quote(s)
 	}
 	img, err := r.opts.Images(r.ctx, s)
 	if err != nil {
-		return nil, "stored image " + quote(s) + ": " + err.Error()
+		return nil, nil, "stored image " + quote(s) + ": " + err.Error()
 	}
 	if img == nil {
-		return nil, "stored image " + quote(s) + " not given"
+		return nil, nil, "stored image " + quote(s) + " not given"
 	}
 	if b := img.Bounds(); int64(b.Dx())*int64(b.Dy()) > r.maxPixels() {
-		return nil, "stored image " + quote(s) + " is larger than the pixel cap"
+		return nil, nil, "stored image " + quote(s) + " is larger than the pixel cap"
 	}
-	return img, ""
+	return img, nil, ""
 }
 
 func (r *renderer) maxPixels() int64 {
