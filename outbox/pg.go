@@ -128,7 +128,12 @@ const pgCols = `seq, id, printer, kind, job, expire_after, state, attempts, enqu
 
 // pgStore is one queue in PostgreSQL.
 type pgStore struct {
-	pool  *pgxpool.Pool
+	// pool is the store's pool: at first (and always, behind a pooler) one whose statements
+	// keep nothing in their sessions, then, once the DSN is known to reach the server's own
+	// sessions, one that prepares them (pg_listen.go's named). first is the one opened first,
+	// kept until close so that nothing that took it before the swap finds it closed.
+	pool  atomic.Pointer[pgxpool.Pool]
+	first *pgxpool.Pool
 	queue string
 	owner string // this Outbox's name in the lanes it holds
 	ttl   time.Duration
@@ -257,16 +262,17 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 		ob.wakeAllWaiters()
 		ob.signal()
 	}
-	s.pool, err = pgxpool.NewWithConfig(ctx, cfg)
+	s.first, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, s.fail("connecting", err)
 	}
+	s.pool.Store(s.first)
 	if err := s.setup(ctx); err != nil {
-		s.pool.Close()
+		s.first.Close()
 		return nil, err
 	}
 	if err := s.bindController(ctx, c); err != nil {
-		s.pool.Close()
+		s.first.Close()
 		return nil, err
 	}
 	s.hook.first(1)
@@ -276,8 +282,11 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 		probe = o.probeWait
 	}
 	if err := s.listen(probe); err != nil {
-		s.pool.Close()
+		s.first.Close()
 		return nil, err
+	}
+	if probe > 0 && !s.listenDSN {
+		s.named(ctx, dsn, cfg)
 	}
 	ob.store = s
 	ob.now = func() time.Time { return s.clock().Add(time.Duration(s.offset.Load())) }
@@ -397,7 +406,7 @@ func (s *pgStore) fail(what string, err error) error {
 // setup creates the tables on first use and checks their version, under a transaction-scoped
 // lock so that Outboxes opening a new database at once do not trip over each other.
 func (s *pgStore) setup(ctx context.Context) error {
-	err := pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.db(), s.abandon.TxOptions(), func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286135)`); err != nil {
 			return err
 		}
@@ -417,7 +426,7 @@ func (s *pgStore) setup(ctx context.Context) error {
 		return nil
 	})
 	if errors.Is(err, errMissing) {
-		err = pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
+		err = pgx.BeginTxFunc(ctx, s.db(), s.abandon.TxOptions(), func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286135)`); err != nil {
 				return err
 			}
@@ -438,7 +447,7 @@ func (s *pgStore) setup(ctx context.Context) error {
 	// Channels are the database's, not a schema's: the queue's is named for its schema too,
 	// so that a queue of the same name in another schema is not heard. The database names it
 	// as the trigger does, in the database's encoding.
-	if err := s.pool.QueryRow(ctx, `SELECT 'lpo_' || md5($1::text || E'\n' || n.nspname) FROM pg_class c
+	if err := s.db().QueryRow(ctx, `SELECT 'lpo_' || md5($1::text || E'\n' || n.nspname) FROM pg_class c
 		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'labelprinter_outbox_entries'::regclass`,
 		s.queue).Scan(&s.channel); err != nil {
 		return s.fail("naming the queue's channel", err)
@@ -459,7 +468,7 @@ func (v newerTables) Error() string {
 func (s *pgStore) measure(ctx context.Context) error {
 	before := s.clock()
 	var db time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&db); err != nil {
+	if err := s.db().QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&db); err != nil {
 		return s.fail("reading the clock", err)
 	}
 	s.unanswered.Store(false) // the database answers again
@@ -503,7 +512,7 @@ func (s *pgStore) lookup(ctx context.Context, id string) (*record, error) {
 	var r record
 	var job, res *string
 	var expire int64
-	err := s.pool.QueryRow(ctx, `SELECT `+pgCols+`, pruned FROM labelprinter_outbox_entries WHERE queue = $1 AND id = $2`, s.queue, id).
+	err := s.db().QueryRow(ctx, `SELECT `+pgCols+`, pruned FROM labelprinter_outbox_entries WHERE queue = $1 AND id = $2`, s.queue, id).
 		Scan(&r.Seq, &r.ID, &r.Printer, &r.Kind, &job, &expire, &r.State, &r.Attempts, &r.Enqueued, &r.Updated, &r.Error, &res, &pruned)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
@@ -531,7 +540,7 @@ func (s *pgStore) add(ctx context.Context, r *record) (*record, bool, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, pgEnqueueTimeout)
 	defer cancel()
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.db().Acquire(ctx)
 	if err != nil {
 		what := "storing the entry: nothing was stored"
 		if ctx.Err() != nil && parent.Err() == nil {
@@ -571,7 +580,7 @@ func (s *pgStore) list(ctx context.Context, states []State) ([]*record, error) {
 	for i, st := range states {
 		names[i] = string(st)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
+	rows, err := s.db().Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
 		WHERE queue = $1 AND pruned IS NULL AND (cardinality($2::text[]) = 0 OR state = ANY($2)) ORDER BY seq`, s.queue, names)
 	if err != nil {
 		return nil, s.fail("listing", err)
@@ -600,7 +609,7 @@ func saveArgs(queue string, r *record) []any {
 
 func (s *pgStore) change(ctx context.Context, id string, _ time.Time, f func(*record) error) (*record, error) {
 	var done *record
-	err := pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.db(), s.abandon.TxOptions(), func(tx pgx.Tx) error {
 		r, err := scanRecord(tx.QueryRow(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
 			WHERE queue = $1 AND id = $2 AND pruned IS NULL FOR UPDATE`, s.queue, id))
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -637,7 +646,7 @@ func (s *pgStore) expire(ctx context.Context, items []*item, _ time.Time, f func
 		seqs[i] = int64(it.seq)
 	}
 	var changed []*record
-	err := pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.db(), s.abandon.TxOptions(), func(tx pgx.Tx) error {
 		changed = changed[:0]
 		rows, err := tx.Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
 			WHERE queue = $1 AND seq = ANY($2) AND state = 'pending' AND pruned IS NULL
@@ -693,7 +702,7 @@ func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*reco
 // claimHead runs begin's transaction on a connection of its own. A connection left in a
 // transaction by a failure is closed on release, which rolls the transaction back.
 func (s *pgStore) claimHead(ctx context.Context, it *item, f func(*record) bool) (rec *record, held bool, err error) {
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.db().Acquire(ctx)
 	if err != nil {
 		return nil, false, err
 	}
@@ -767,7 +776,7 @@ func (s *pgStore) laneLease(printer string) *fence.Lease { return s.leases.lease
 // entry a person resent since is another attempt's, which this answer is not.
 func (s *pgStore) finish(ctx context.Context, r *record) error {
 	// One statement, so one round trip: the lane is let go only when the entry changed.
-	err := s.pool.QueryRow(ctx, `WITH e AS (UPDATE labelprinter_outbox_entries SET state = $3, error = $4, response = $5, updated = now()
+	err := s.db().QueryRow(ctx, `WITH e AS (UPDATE labelprinter_outbox_entries SET state = $3, error = $4, response = $5, updated = now()
 			WHERE queue = $1 AND seq = $2 AND state = 'sending' AND attempts = $6 RETURNING updated),
 		l AS (UPDATE labelprinter_outbox_lanes SET in_flight = NULL
 			WHERE queue = $1 AND printer = $7 AND owner = $8 AND in_flight = $2 AND EXISTS (SELECT 1 FROM e))
@@ -798,7 +807,7 @@ func finalNames() []string {
 // prune marks the final entries last changed more than olderThan ago (by the database's
 // clock) as pruned: their job and answer go, their ID, state and times stay.
 func (s *pgStore) prune(ctx context.Context, _ time.Time, olderThan time.Duration) (int, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE labelprinter_outbox_entries SET pruned = now(), job = NULL, response = NULL
+	tag, err := s.db().Exec(ctx, `UPDATE labelprinter_outbox_entries SET pruned = now(), job = NULL, response = NULL
 		WHERE queue = $1 AND pruned IS NULL AND state = ANY($2) AND updated < now() - $3 * interval '1 microsecond'`,
 		s.queue, finalNames(), olderThan.Microseconds())
 	if err != nil {
@@ -808,7 +817,7 @@ func (s *pgStore) prune(ctx context.Context, _ time.Time, olderThan time.Duratio
 }
 
 func (s *pgStore) forget(ctx context.Context, _ time.Time, olderThan time.Duration) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM labelprinter_outbox_entries
+	tag, err := s.db().Exec(ctx, `DELETE FROM labelprinter_outbox_entries
 		WHERE queue = $1 AND pruned IS NOT NULL AND pruned < now() - $2 * interval '1 microsecond'`,
 		s.queue, olderThan.Microseconds())
 	if err != nil {
@@ -843,7 +852,7 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 	}
 	// The lease counts from when its renewal was sent: the database may run it later.
 	sent := time.Now()
-	rows, err := s.pool.Query(ctx, `UPDATE labelprinter_outbox_lanes SET lease_until = now() + $3 * interval '1 microsecond'
+	rows, err := s.db().Query(ctx, `UPDATE labelprinter_outbox_lanes SET lease_until = now() + $3 * interval '1 microsecond'
 		WHERE queue = $1 AND owner = $2 AND lease_until > now() RETURNING printer`, s.queue, s.owner, s.ttl.Microseconds())
 	if err != nil {
 		return st, s.fail("renewing leases", err)
@@ -860,7 +869,7 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 		}
 	}
 	s.leases.keep(renewed) // a lane the renewal did not find is lost: nothing more leaves for it
-	rows, err = s.pool.Query(ctx, `SELECT DISTINCT e.printer FROM labelprinter_outbox_entries e
+	rows, err = s.db().Query(ctx, `SELECT DISTINCT e.printer FROM labelprinter_outbox_entries e
 		WHERE e.queue = $1 AND e.state IN ('pending', 'sending') AND e.pruned IS NULL
 		AND NOT EXISTS (SELECT 1 FROM labelprinter_outbox_lanes l WHERE l.queue = e.queue AND l.printer = e.printer
 			AND l.owner <> '' AND l.lease_until > now())`, s.queue)
@@ -890,7 +899,7 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 		return st, nil
 	}
 	// What this Outbox left Sending: a delivery whose outcome could not be committed.
-	rows, err = s.pool.Query(ctx, `SELECT seq, printer FROM labelprinter_outbox_entries
+	rows, err = s.db().Query(ctx, `SELECT seq, printer FROM labelprinter_outbox_entries
 		WHERE queue = $1 AND state = 'sending' AND printer = ANY($2)`, s.queue, held)
 	if err != nil {
 		return st, s.fail("looking for entries left sending", err)
@@ -913,7 +922,7 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 		}
 		st.unknown = append(st.unknown, recs...)
 	}
-	rows, err = s.pool.Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
+	rows, err = s.db().Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
 		WHERE queue = $1 AND state = 'pending' AND pruned IS NULL AND printer = ANY($2) ORDER BY seq`, s.queue, held)
 	if err != nil {
 		return st, s.fail("reading pending entries", err)
@@ -934,7 +943,7 @@ func (s *pgStore) sync(ctx context.Context, inFlight func(seq uint64) bool) (lan
 // entries whose request this Outbox has on its way (inFlight) Sending: no one else delivered
 // the lane meanwhile, and their answers come here.
 func (s *pgStore) take(ctx context.Context, printer string, inFlight func(seq uint64) bool) (unknown []*record, ok bool, err error) {
-	err = pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, s.db(), s.abandon.TxOptions(), func(tx pgx.Tx) error {
 		unknown, ok = nil, false
 		if _, err := tx.Exec(ctx, `INSERT INTO labelprinter_outbox_lanes (queue, printer) VALUES ($1, $2)
 			ON CONFLICT DO NOTHING`, s.queue, printer); err != nil {
@@ -999,7 +1008,7 @@ var errLaneBusy = errors.New("the lane's entries are locked by another transacti
 // orphan turns entry seq, which this Outbox left Sending in a lane it holds, into Unknown.
 func (s *pgStore) orphan(ctx context.Context, printer string, seq int64) ([]*record, error) {
 	var out []*record
-	err := pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.db(), s.abandon.TxOptions(), func(tx pgx.Tx) error {
 		out = nil
 		tag, err := tx.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET in_flight = NULL
 			WHERE queue = $1 AND printer = $2 AND owner = $3 AND lease_until > now()`, s.queue, printer, s.owner)
@@ -1031,7 +1040,7 @@ func (s *pgStore) orphan(ctx context.Context, printer string, seq int64) ([]*rec
 // once.
 func (s *pgStore) release(ctx context.Context) error {
 	s.leases.leaveAll()
-	_, err := s.pool.Exec(ctx, `UPDATE labelprinter_outbox_lanes SET owner = '', lease_until = '-infinity'
+	_, err := s.db().Exec(ctx, `UPDATE labelprinter_outbox_lanes SET owner = '', lease_until = '-infinity'
 		WHERE queue = $1 AND owner = $2`, s.queue, s.owner)
 	if err != nil && ctx.Err() != nil {
 		s.unanswered.Store(true) // Close's flush would wait for it in vain
@@ -1043,9 +1052,17 @@ func (s *pgStore) close() error {
 	s.leases.leaveAll()
 	s.stopL()
 	<-s.lDone
-	pgconf.Close(s.pool, poolCloseWait)
+	if p := s.db(); p != s.first {
+		pgconf.Close(p, poolCloseWait/2)
+		pgconf.Close(s.first, poolCloseWait/2)
+	} else {
+		pgconf.Close(p, poolCloseWait)
+	}
 	return nil
 }
+
+// db is the pool the store's statements go through now.
+func (s *pgStore) db() *pgxpool.Pool { return s.pool.Load() }
 
 // poolCloseWait bounds how long Close waits for the pool's connections to close: a server
 // that does not answer must not hold up Close.

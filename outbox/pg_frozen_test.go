@@ -47,7 +47,7 @@ func TestPostgresEnqueueServerSilent(t *testing.T) {
 func freezeServer(t *testing.T, ob *Outbox) (thaw func()) {
 	t.Helper()
 	var dir string
-	if err := ob.store.(*pgStore).pool.QueryRow(context.Background(), `SELECT setting FROM pg_settings WHERE name = 'data_directory'`).Scan(&dir); err != nil {
+	if err := ob.store.(*pgStore).db().QueryRow(context.Background(), `SELECT setting FROM pg_settings WHERE name = 'data_directory'`).Scan(&dir); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(dir + "/postmaster.pid")

@@ -168,7 +168,7 @@ func TestPostgresOwnLapsedLeaseKeepsInFlight(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		var live bool
-		if err := a.store.(*pgStore).pool.QueryRow(context.Background(),
+		if err := a.store.(*pgStore).db().QueryRow(context.Background(),
 			`SELECT lease_until > now() FROM labelprinter_outbox_lanes WHERE printer = 'line1'`).Scan(&live); err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	labelprinter "github.com/labelprinter/go-labelprinter"
 )
 
@@ -80,6 +81,25 @@ func (s *pgStore) listen(wait time.Duration) error {
 		return err
 	}
 	return nil
+}
+
+// named switches the store to a pool that prepares each statement once per connection, by
+// name, and then only binds and runs it, instead of having the server parse and plan it again
+// on every call: the larger part of the server's CPU per statement. It is called only when
+// the notification OpenPostgres sent through dsn came back on a connection to dsn itself:
+// then dsn reaches sessions of the server's own, which keep what is prepared in them, and not
+// a pooler in transaction mode, which would hand the next transaction a session without them
+// (there the store keeps the pool that prepares nothing: with WithListenDSN, or when the DSN
+// chooses default_query_exec_mode itself). A pool that cannot be made leaves the first in use.
+func (s *pgStore) named(ctx context.Context, dsn string, cfg *pgxpool.Config) {
+	if strings.Contains(dsn, "default_query_exec_mode") {
+		return
+	}
+	cfg = cfg.Copy()
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	if p, err := pgxpool.NewWithConfig(ctx, cfg); err == nil {
+		s.pool.Store(p)
+	}
 }
 
 // deaf is the error for a listener that did not hear its own notification within wait.
@@ -182,7 +202,7 @@ func (s *pgStore) heard(ctx context.Context, payload string) {
 	if flags.Trimmed {
 		// Too long to be told whole: read back what it is now.
 		rctx, cancel := context.WithTimeout(ctx, opTimeout)
-		got, err := scanRecord(s.pool.QueryRow(rctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries WHERE queue = $1 AND seq = $2`, s.queue, int64(r.Seq)))
+		got, err := scanRecord(s.db().QueryRow(rctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries WHERE queue = $1 AND seq = $2`, s.queue, int64(r.Seq)))
 		cancel()
 		if err != nil {
 			return
@@ -283,7 +303,7 @@ func (s *pgStore) catchUp(ctx context.Context) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	rows, err := s.pool.Query(rctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
+	rows, err := s.db().Query(rctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
 		WHERE queue = $1 AND seq = ANY($2) AND pruned IS NULL`, s.queue, seqs)
 	if err != nil {
 		return // the next look tries again
@@ -340,7 +360,7 @@ func (s *pgStore) tellNew(ctx context.Context, r *record) {
 	if err != nil || len(payload) > 7900 {
 		payload = fmt.Appendf(nil, `{"seq":%d,"trimmed":true,"new":true}`, r.Seq)
 	}
-	_, _ = s.pool.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, s.channel, string(payload))
+	_, _ = s.db().Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, s.channel, string(payload))
 }
 
 // flush returns once the listener has heard every change committed before it was called
@@ -362,7 +382,7 @@ func (s *pgStore) flushWithin(d time.Duration) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	heard := false
-	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, token); err == nil {
+	if _, err := s.db().Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, token); err == nil {
 		select {
 		case <-c:
 			heard = true

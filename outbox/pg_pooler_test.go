@@ -15,41 +15,53 @@ import (
 	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 )
 
-// TestPostgresNoPreparedStatements: an Outbox leaves no named prepared statement in its
-// sessions, which a pooler in transaction mode would hand to another client (or lose) between
-// two transactions: enqueue, list, get, cancel, delivery and the lanes' leases all run on a
-// pool of one connection, which then holds no prepared statement.
+// TestPostgresNoPreparedStatements: an Outbox that listens through a DSN of its own, as
+// behind a pooler in transaction mode, leaves no named prepared statement in its sessions,
+// which such a pooler would hand to another client (or lose) between two transactions:
+// enqueue, list, get, cancel, delivery and the lanes' leases all run on a pool of one
+// connection, which then holds no prepared statement. The same Outbox on a DSN whose own
+// notification came back (sessions of the server's own) prepares its statements, so that the
+// server plans each once per connection.
 func TestPostgresNoPreparedStatements(t *testing.T) {
-	dsn := pgtest.WithParam(pgtest.DSN(t), "pool_max_conns", "1")
-	srv, rec := startSim(t, nil)
-	ob := openPG(t, dsn, "q", newClient(t, srv.URL))
-	enqueue(t, ob, Intent{ID: "a", Printer: "line1", Job: job("a")})
-	enqueue(t, ob, Intent{ID: "a", Printer: "line1", Job: job("a")})
-	enqueue(t, ob, Intent{ID: "b", Printer: "line2", Job: job("b")})
-	if err := ob.Cancel("b"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ob.List(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := ob.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if e, err := ob.Get("a"); err != nil || e.State != Sent || len(rec.received()) != 1 {
-		t.Fatalf("a: %+v, %v; received %v", e, err, rec.received())
-	}
-	var names []string
-	rows, err := ob.store.(*pgStore).pool.Query(ctx, `SELECT name FROM pg_prepared_statements`, pgx.QueryExecModeSimpleProtocol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if names, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-		t.Fatal(err)
-	}
-	if len(names) > 0 {
-		t.Errorf("the session holds %d prepared statements (%v); a pooler in transaction mode would break them", len(names), names[0])
+	for _, listen := range []bool{true, false} {
+		dsn := pgtest.WithParam(pgtest.DSN(t), "pool_max_conns", "1")
+		srv, rec := startSim(t, nil)
+		var opts []Option
+		if listen {
+			opts = append(opts, WithListenDSN(dsn))
+		}
+		ob := openPG(t, dsn, "q", newClient(t, srv.URL), opts...)
+		enqueue(t, ob, Intent{ID: "a", Printer: "line1", Job: job("a")})
+		enqueue(t, ob, Intent{ID: "a", Printer: "line1", Job: job("a")})
+		enqueue(t, ob, Intent{ID: "b", Printer: "line2", Job: job("b")})
+		if err := ob.Cancel("b"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ob.List(); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := ob.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if e, err := ob.Get("a"); err != nil || e.State != Sent || len(rec.received()) != 1 {
+			t.Fatalf("a: %+v, %v; received %v", e, err, rec.received())
+		}
+		var names []string
+		rows, err := ob.store.(*pgStore).db().Query(ctx, `SELECT name FROM pg_prepared_statements`, pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if names, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case listen && len(names) > 0:
+			t.Errorf("with a listen DSN, the session holds %d prepared statements (%v); a pooler in transaction mode would break them", len(names), names[0])
+		case !listen && len(names) < 5:
+			t.Errorf("on a DSN whose notifications come back, the session holds %d prepared statements (%v); want those of the delivery, planned once", len(names), names)
+		}
 	}
 }
 

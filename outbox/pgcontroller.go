@@ -54,7 +54,7 @@ func (s *pgStore) bindController(ctx context.Context, c *labelprinter.Client) er
 	}
 	given := ctlurl.OfBase(c.BaseURL())
 	var recorded string
-	err := pgx.BeginTxFunc(ctx, s.pool, s.abandon.TxOptions(), func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, s.db(), s.abandon.TxOptions(), func(tx pgx.Tx) error {
 		// The lock the outbox tables are made under: two opens at once do not race the DDL.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286135)`); err != nil {
 			return err

@@ -14,7 +14,9 @@ import (
 // prepared statement in their sessions, unless dsn chooses default_query_exec_mode itself.
 // pgx's default prepares named statements, which live in a session: a pooler in transaction
 // mode hands the next transaction another session, without them. Descriptions cached in the
-// client and unnamed statements keep nothing in the session.
+// client and unnamed statements keep nothing in the session. The outbox on PostgreSQL
+// switches to prepared statements once it has seen that its DSN reaches the server's own
+// sessions (outbox/pg_listen.go's named).
 func NoSessionStatements(cfg *pgxpool.Config, dsn string) {
 	if !strings.Contains(dsn, "default_query_exec_mode") {
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
