@@ -22,6 +22,10 @@ type Env struct {
 	ShiftCodes map[string][]Shift
 	// Row is a table row, column name to cell, for {{Column}} (see [Expand]).
 	Row map[string]string
+
+	// counters, when set, fills every {COUNTER} at the least or the largest value its format
+	// and width take, whatever Counters holds (lint.go).
+	counters counterShape
 }
 
 // Shift is one shift of a shift-code definition: from Start (time since midnight) until the
@@ -41,6 +45,8 @@ type CodeError struct {
 	Offset int
 	// Msg says why: "unknown code", "no variable Batch".
 	Msg string
+
+	missing bool // a value env does not hold: a variable, counter, shift code or row
 }
 
 // Error returns "{CODE} at byte N: Msg", a code longer than 64 bytes cut to its first 64.
@@ -169,6 +175,16 @@ func (x *expander) value(b []byte, code string, off int, v string) []byte {
 	return append(b, v...)
 }
 
+// failMissing is fail for a code whose value env does not hold, which lint, knowing no
+// printer's variables, leaves unfilled without calling it a problem.
+func (x *expander) failMissing(code string, off int, msg string) {
+	n := len(x.errs)
+	x.fail(code, off, msg)
+	if len(x.errs) > n {
+		x.errs[n].(*CodeError).missing = true
+	}
+}
+
 // matchBraces returns, for each { of text, the index of the } that closes it (-1 when none
 // does), found in one pass: a code nested 64 levels deep is not scanned again at each level.
 func matchBraces(text string) []int32 {
@@ -278,7 +294,7 @@ func (x *expander) fill(b []byte, code string, off, at int, t time.Time) []byte 
 	if len(inner) >= 2 && inner[0] == '{' && inner[len(inner)-1] == '}' && !strings.ContainsAny(inner[1:len(inner)-1], "{};") {
 		col := inner[1 : len(inner)-1]
 		if x.env.Row == nil {
-			x.fail(code, off, "a table column needs a table row")
+			x.failMissing(code, off, "a table column needs a table row")
 			return x.asWritten(b, code)
 		}
 		v, ok := x.env.Row[col]
@@ -334,7 +350,7 @@ func (x *expander) fill(b []byte, code string, off, at int, t time.Time) []byte 
 			v, ok = shiftCode(x.env.ShiftCodes[key], t)
 		}
 		if !ok {
-			x.fail(code, off, "no "+strings.ToLower(name)+" "+clip(key))
+			x.failMissing(code, off, "no "+strings.ToLower(name)+" "+clip(key))
 			return x.asWritten(b, code)
 		}
 		return x.value(b, code, off, v)
@@ -347,9 +363,12 @@ func (x *expander) fill(b []byte, code string, off, at int, t time.Time) []byte 
 		if !ok {
 			return x.asWritten(b, code)
 		}
+		if x.env.counters != 0 {
+			return x.number(b, code, off, x.counterAt(params[1:]), 0, params[1:], t)
+		}
 		v, ok := x.env.Counters[key]
 		if !ok {
-			x.fail(code, off, "no counter "+clip(key))
+			x.failMissing(code, off, "no counter "+clip(key))
 			return x.asWritten(b, code)
 		}
 		return x.number(b, code, off, v, 0, params[1:], t)

@@ -76,6 +76,16 @@ func (l *Label) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// ErrNotJSONObject is what [Parse] returns, wrapped, for data that is not a JSON object at
+// all (invalid JSON, an array, a string): not a label with problems but not a label.
+var ErrNotJSONObject = errors.New("label: not a JSON object")
+
+// notObject is invalid JSON, which errors.Is finds to be ErrNotJSONObject too.
+type notObject struct{ error }
+
+func (e notObject) Unwrap() error        { return e.error }
+func (e notObject) Is(target error) bool { return target == ErrNotJSONObject }
+
 // Parse reads a label. It accepts any JSON object (after a UTF-8 byte order mark, if any) whose
 // objs, and each group's children, is an array of objects (or null, kept as written and
 // reported by Validate): properties this package does not model and objects of unknown types are
@@ -88,7 +98,7 @@ func Parse(data []byte) (*Label, error) {
 	all := data
 	data = bytes.TrimLeft(data, " \t\r\n")
 	if len(data) == 0 || data[0] != '{' {
-		return nil, errors.New("label: not a JSON object")
+		return nil, ErrNotJSONObject
 	}
 	if !json.Valid(data) {
 		var v any
@@ -99,9 +109,9 @@ func Parse(data []byte) (*Label, error) {
 			at := max(int(se.Offset)-1, 0) + len(all) - len(data) // the byte the decoder stopped at
 			line := 1 + bytes.Count(all[:at], []byte("\n"))
 			col := at - bytes.LastIndexByte(all[:at], '\n')
-			return nil, fmt.Errorf("label: invalid JSON at line %d, column %d: %w", line, col, err)
+			return nil, notObject{fmt.Errorf("label: invalid JSON at line %d, column %d: %w", line, col, err)}
 		}
-		return nil, fmt.Errorf("label: %w", err)
+		return nil, notObject{fmt.Errorf("label: %w", err)}
 	}
 	l := &Label{}
 	ok, err := decodeProps(l, data, "", "")
@@ -109,7 +119,7 @@ func Parse(data []byte) (*Label, error) {
 		return nil, fmt.Errorf("label: %w", err)
 	}
 	if !ok {
-		return nil, errors.New("label: not a JSON object")
+		return nil, ErrNotJSONObject
 	}
 	return l, nil
 }

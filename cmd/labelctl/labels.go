@@ -17,8 +17,9 @@ import (
 
 func (a *app) labelsCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "labels", Short: "Manage labels"}
+	putRow := &fillRow{}
 	s := func(c *labelprinter.Client) store {
-		st := store{noun: "label", lint: a.lintLabel}
+		st := store{noun: "label", lint: a.lintLabel, fill: putRow}
 		if c != nil {
 			st.list, st.get, st.put, st.delete = c.Labels.List, c.Labels.Get, c.Labels.Put, c.Labels.Delete
 		}
@@ -49,40 +50,51 @@ func (a *app) labelsCommand() *cobra.Command {
 	sim.Flags().StringVar(&opts.KeyColumn, "key-column", "", "column searched for --key")
 	sim.Flags().StringVar(&opts.Key, "key", "", "value searched in --key-column")
 	cmd.AddCommand(sim)
-	cmd.AddCommand(&cobra.Command{
+	lintRow := &fillRow{}
+	lint := &cobra.Command{
 		Use:   "lint FILE|NAME",
-		Short: "Check a label offline: every problem on stdout, one a line; exit 1 if any",
+		Short: "Check a label offline, filled as it will print: every problem on stdout, one a line; exit 1 if any",
 		Long: "lint reads FILE (- for stdin) or, when no such file exists and a printer is given with --url,\n" +
 			"the label NAME stored on the printer, and checks it as package label does: mandatory\n" +
-			"properties, their shapes and values, barcode data and check digits, GS1 element strings\n" +
-			"and dynamic-text braces. Each problem is printed as PATH: MESSAGE, PATH in the maker's\n" +
-			"property names (objs[3].barHeight); the exit code is 1 when there is any.",
+			"properties, their shapes and values, misspelt types and properties, barcode data and check\n" +
+			"digits, GS1 element strings and dynamic-text codes. The label is checked as written and\n" +
+			"filled as it will print: dates today, on 31 December, 1 January and 29 February, counters at\n" +
+			"their least and largest values, {{Column}} from the row given with --row COLUMN=VALUE or read\n" +
+			"from the printer's --table by --key-column and --key. Each problem is printed as PATH: MESSAGE,\n" +
+			"PATH in the maker's property names (objs[3].barHeight). Exit 1 when there is any problem; 2 for\n" +
+			"a usage mistake, a file that cannot be read or one that is not a JSON object.",
 		Args: exactArgs(1, "a label file (or - for stdin) or, with --url, a label name"), ValidArgsFunction: complete,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			arg := args[0]
+			env, err := a.fillEnv(cmd, lintRow)
+			if err != nil {
+				return err
+			}
 			if arg == "-" || a.url == "" {
 				body, err := a.readInput(arg)
 				if err != nil {
 					return err
 				}
-				return a.lintLabel(arg, body)
+				return a.lintLabel(arg, body, env)
 			}
 			if _, err := os.Stat(arg); err == nil || !errors.Is(err, fs.ErrNotExist) {
 				body, err := a.readInput(arg)
 				if err != nil {
 					return err
 				}
-				return a.lintLabel(arg, body)
+				return a.lintLabel(arg, body, env)
 			}
 			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
 				raw, err := c.Labels.Get(ctx, arg)
 				if err != nil {
 					return err
 				}
-				return a.lintLabel(fmt.Sprintf("label %q", arg), raw)
+				return a.lintLabel(fmt.Sprintf("label %q", arg), raw, env)
 			})
 		},
-	})
+	}
+	lintRow.register(lint.Flags(), true)
+	cmd.AddCommand(lint)
 	cmd.AddCommand(a.labelsPreviewCommand())
 	return cmd
 }
@@ -100,10 +112,11 @@ func (e lintFailed) Error() string {
 	return fmt.Sprintf("%s has %d problems", e.what, e.n)
 }
 
-// lintLabel prints the problems of the label body (named what in the summary), one a line, or
-// as a JSON array of {"path", "msg"} with -o json, and fails when there is any. A body that is
-// not a label at all is one problem.
-func (a *app) lintLabel(what string, body []byte) error {
+// lintLabel prints the problems of the label body (named what in the summary) as it will
+// print, filled from env (label.Lint), one a line, or as a JSON array of {"path", "msg"} with
+// -o json, and fails when there is any (exit 1). A body that is not a JSON object at all is a
+// usage error (exit 2), as it is for preview; a JSON object that Parse refuses is one problem.
+func (a *app) lintLabel(what string, body []byte, env *label.Env) error {
 	type problem struct {
 		Path string `json:"path"`
 		Msg  string `json:"msg"`
@@ -113,10 +126,13 @@ func (a *app) lintLabel(what string, body []byte) error {
 	}
 	var ps []problem
 	l, err := label.Parse(body)
-	if err != nil {
+	switch {
+	case errors.Is(err, label.ErrNotJSONObject):
+		return usagef("%s: %v", what, err)
+	case err != nil:
 		ps = append(ps, problem{Msg: err.Error()})
-	} else {
-		for _, p := range label.ProblemsOf(l.Validate()) {
+	default:
+		for _, p := range l.Lint(env) {
 			ps = append(ps, problem{Path: p.Path, Msg: p.Msg})
 		}
 	}

@@ -36,7 +36,7 @@ func TestLabelsLint(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &ps); err != nil || r.code != 1 || len(ps) != 3 || ps[2].Path != "objs[1].children[0].moduleSize" {
 		t.Errorf("-o json: exit %d, %v, %q", r.code, err, r.stdout)
 	}
-	if r := cli(t, ctx, nil, "[1]", "labels", "lint", "-"); r.code != 1 || !strings.Contains(r.stdout, "not a JSON object") {
+	if r := cli(t, ctx, nil, "[1]", "labels", "lint", "-"); r.code != 2 || r.stdout != "" || !strings.Contains(r.stderr, "not a JSON object") {
 		t.Errorf("not a label: exit %d, %q", r.code, r.stdout)
 	}
 	if r := cli(t, ctx, nil, "", "labels", "lint", "/no/such/label.json"); r.code != 2 || r.stdout != "" || !strings.HasPrefix(r.stderr, "labelctl: ") {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
 	"github.com/labelprinter/go-labelprinter/label"
@@ -17,15 +19,26 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// previewWarnings is a preview drawn with warnings under --strict: exit 1, the PNG written and
-// the warnings already on stderr.
-type previewWarnings struct{ n int }
+// previewWarnings is a preview drawn with warnings, or of a label with problems, under
+// --strict: exit 1, the PNG written and the problems and warnings already on stderr.
+type previewWarnings struct{ n, problems int }
 
 func (e previewWarnings) Error() string {
-	if e.n == 1 {
-		return "the preview has 1 warning (--strict)"
+	var parts []string
+	if e.problems > 0 {
+		parts = append(parts, plural(e.problems, "problem"))
 	}
-	return fmt.Sprintf("the preview has %d warnings (--strict)", e.n)
+	if e.n > 0 {
+		parts = append(parts, plural(e.n, "warning"))
+	}
+	return "the preview has " + strings.Join(parts, " and ") + " (--strict)"
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // labelsPreviewCommand is labels preview: a label drawn to a PNG, offline or from the printer.
@@ -35,6 +48,7 @@ func (a *app) labelsPreviewCommand() *cobra.Command {
 		dpi          float64
 		fonts        []string
 		strict       bool
+		row          fillRow
 		sim          labelprinter.SimulationOptions
 		completeName = a.completeNames(func(ctx context.Context, c *labelprinter.Client) (map[string]json.RawMessage, error) {
 			return c.Labels.List(ctx)
@@ -48,7 +62,10 @@ func (a *app) labelsPreviewCommand() *cobra.Command {
 			"offline; dynamic text is filled at this computer's clock) to the PNG -o/--out (- for\n" +
 			"stdout), at --dpi or the label's resolution (else 300 dpi). What the preview cannot draw\n" +
 			"as the label asks (a font not given with --font, an unknown object, a stored image it\n" +
-			"cannot read) is listed on stderr, one a line; the exit code is 0, or 1 with --strict.\n" +
+			"cannot read) is listed on stderr, one a line, and so is each problem lint finds in the\n" +
+			"label as filled and drawn (problem: PATH: MESSAGE); the exit code is 0, or 1 with --strict\n" +
+			"when there is any; 2 for a usage mistake, a file that cannot be read or one that is not a\n" +
+			"JSON object. --row COLUMN=VALUE fills {{COLUMN}} of a --file offline.\n" +
 			"--font FAMILY[:STYLE]=FILE draws a family (in one style, or all) with a TrueType or\n" +
 			"OpenType file; other families are drawn with Go's fonts.",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -69,7 +86,16 @@ func (a *app) labelsPreviewCommand() *cobra.Command {
 				return usagef("--dpi %v: must be at most 10000", dpi)
 			}
 			if file != "" && (sim != labelprinter.SimulationOptions{}) {
-				return usagef("--table, --key-column and --key fill a label stored on the printer: give its NAME, not --file")
+				return usagef("--table, --key-column and --key fill a label stored on the printer: give its NAME, not --file (or fill the file with --row COLUMN=VALUE)")
+			}
+			if file == "" && row.set() {
+				return usagef("--row fills a --file offline; a label on the printer is filled from the row named by --table, --key-column and --key")
+			}
+			if file == "" && a.url == "" {
+				if fi, err := os.Stat(args[0]); err == nil && fi.Mode().IsRegular() {
+					return usagef("labels preview %s: a NAME is a label on the printer (--url); to draw the file give --file %s", args[0], args[0])
+				}
+				return usagef("labels preview %s: no printer to read the label from: give --url, or --file FILE to draw a file offline", args[0])
 			}
 			if file != "" && file != "-" && out != "-" {
 				fi, err1 := os.Stat(file)
@@ -84,13 +110,18 @@ func (a *app) labelsPreviewCommand() *cobra.Command {
 				return err
 			}
 			if file != "" {
+				if opts.Env, err = a.fillEnv(cmd, &row); err != nil {
+					return err
+				}
 				body, err := a.readInput(file)
 				if err != nil {
 					return err
 				}
 				l, err := label.Parse(body)
-				if err != nil {
+				if errors.Is(err, label.ErrNotJSONObject) {
 					return usagef("%s: %v", file, err)
+				} else if err != nil {
+					return fmt.Errorf("%s: %w", file, err) // a JSON object, but no label: exit 1
 				}
 				if a.url == "" {
 					return a.writePreview(context.Background(), l, opts, out, strict)
@@ -129,7 +160,8 @@ func (a *app) labelsPreviewCommand() *cobra.Command {
 	_ = f.MarkHidden("output")
 	f.Float64Var(&dpi, "dpi", 0, "resolution in dots per inch (default: the label's hdpi/vdpi, else 300)")
 	f.StringArrayVar(&fonts, "font", nil, "FAMILY[:STYLE]=FILE: draw a font family (or one style of it) with a TrueType/OpenType file; repeatable")
-	f.BoolVar(&strict, "strict", false, "exit 1 when the preview has any warning")
+	f.BoolVar(&strict, "strict", false, "exit 1 when the preview has any warning or the label any problem")
+	row.register(f, false)
 	f.StringVar(&sim.TableName, "table", "", "table to fill the label from (by the printer's simulation)")
 	f.StringVar(&sim.KeyColumn, "key-column", "", "column searched for --key")
 	f.StringVar(&sim.Key, "key", "", "value searched in --key-column")
@@ -158,9 +190,27 @@ func parseFonts(specs []string) (map[preview.FontKey]preview.FontSource, error) 
 	return m, nil
 }
 
-// writePreview draws l, writes the PNG to out and the warnings to stderr.
+// writePreview draws l, writes the PNG to out, and to stderr the problems of the label as
+// filled and drawn (what lint reports of it) and the preview's warnings.
 func (a *app) writePreview(ctx context.Context, l *label.Label, opts *preview.Options, out string, strict bool) error {
+	env := label.Env{}
+	if opts.Env != nil {
+		env = *opts.Env
+	}
+	now := time.Now()
+	if env.Clock != nil {
+		now = env.Clock()
+	}
+	env.Clock = func() time.Time { return now } // the label drawn and the label checked are one
+	opts.Env = &env
+	var problems label.Problems
+	if filled, _ := l.Fill(&env); filled != nil {
+		problems = filled.Problems() // codes it could not fill are the preview's warnings
+	}
 	img, warns, err := preview.RenderContext(ctx, l, opts)
+	for _, p := range problems {
+		fmt.Fprintln(a.stderr, "problem: "+oneLine(p.Error()))
+	}
 	for _, w := range warns {
 		fmt.Fprintln(a.stderr, "warning: "+oneLine(w.String()))
 	}
@@ -178,8 +228,8 @@ func (a *app) writePreview(ctx context.Context, l *label.Label, opts *preview.Op
 	} else if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
 		return err
 	}
-	if strict && len(warns) > 0 {
-		return previewWarnings{n: len(warns)}
+	if strict && len(warns)+len(problems) > 0 {
+		return previewWarnings{n: len(warns), problems: len(problems)}
 	}
 	return nil
 }

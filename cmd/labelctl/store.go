@@ -10,6 +10,7 @@ import (
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/label"
 	"github.com/spf13/cobra"
 )
 
@@ -31,9 +32,11 @@ type store struct {
 	get    func(context.Context, string) (json.RawMessage, error)
 	put    func(context.Context, string, any) error
 	delete func(context.Context, string) error
-	// lint, when set, backs put's --check: it prints the document's problems and fails when
-	// there is any (lintLabel).
-	lint func(what string, body []byte) error
+	// lint, when set, backs put's --check: it prints the document's problems, filled from
+	// the Env, and fails when there is any (lintLabel).
+	lint func(what string, body []byte, env *label.Env) error
+	// fill, with lint, is the row put --check fills the document from (--row, --table ...).
+	fill *fillRow
 }
 
 func (a *app) storeCommands(parent *cobra.Command, s func(*labelprinter.Client) store, complete cobra.CompletionFunc) {
@@ -49,9 +52,17 @@ func (a *app) storeCommands(parent *cobra.Command, s func(*labelprinter.Client) 
 			if !json.Valid(body) {
 				return usagef("%s is not valid JSON", args[1])
 			}
+			if st := s(nil); st.fill != nil && st.fill.set() && !check {
+				return usagef("--row, --table, --key-column and --key fill the %s for --check: give --check", noun)
+			}
 			if check {
-				// Checked before connecting: a label with problems sends nothing.
-				if err := s(nil).lint(args[1], body); err != nil {
+				st := s(nil)
+				env, err := a.fillEnv(cmd, st.fill)
+				if err != nil {
+					return err
+				}
+				// Checked before the label is sent: a label with problems sends nothing.
+				if err := st.lint(args[1], body, env); err != nil {
 					return err
 				}
 			}
@@ -63,8 +74,9 @@ func (a *app) storeCommands(parent *cobra.Command, s func(*labelprinter.Client) 
 			})
 		},
 	}
-	if s(nil).lint != nil {
+	if st := s(nil); st.lint != nil {
 		put.Flags().BoolVar(&check, "check", false, "check the "+noun+" first, as lint does, and send nothing if it has problems")
+		st.fill.register(put.Flags(), true)
 	}
 	parent.AddCommand(&cobra.Command{
 		Use: "list", Short: "List the " + noun + "s", Args: exactArgs(0, "no argument"),
