@@ -282,7 +282,7 @@ func refCases() []refCase {
 		{"lower case", []ai{{"10", "abc"}, {"21", "x/y"}}, "H", ""},
 		{"punctuation", []ai{{"4300", "A&C'D"}, {"10", "!\"%&'()*+,-./:;<=>?_"}}, "L", qrModes},
 		{"SSCC", []ai{{"00", "095011010000000018"}}, "M", ""},
-		{"41 digits, version 1's capacity", []ai{{"01", "09501101530003"}, {"17", "270101"}, {"3103", "001250"}, {"10", "12345"}}, "L", ""},
+		{"41 digits, version 1's numeric capacity, which FNC1 takes past", []ai{{"01", "09501101530003"}, {"17", "270101"}, {"3103", "001250"}, {"10", "12345"}}, "L", ""},
 		{"long", []ai{{"01", "09501101530003"}, {"91", strings.Repeat("A1B2C3D4E5", 7)}, {"10", "LOT42"}}, "L", qrModes},
 	} {
 		apps, _, read := gs1Apps(c.els)
