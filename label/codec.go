@@ -43,10 +43,10 @@ type props interface {
 // else (and a known property of the wrong shape) into Extra; as encoding/json does, the last
 // of two members of one name wins. path names the object in errors; skip is a member the
 // caller has read.
-func decodeProps(p props, raw []byte, path string, skip string) (bool, error) {
+func decodeProps(sc *scanner, p props, raw []byte, path string, skip string) (bool, error) {
 	fs := p.fields()
 	var err error
-	ok := eachMember(raw, func(key, val []byte) bool {
+	ok := sc.eachMember(raw, func(key, val []byte) bool {
 		k, ok := keyString(key)
 		if !ok {
 			return false
@@ -59,7 +59,7 @@ func decodeProps(p props, raw []byte, path string, skip string) (bool, error) {
 			setExtra(p, k, val)
 			return true
 		}
-		fit, ferr := decodeField(p, f, val, path)
+		fit, ferr := decodeField(sc, p, f, val, path)
 		if ferr != nil {
 			err = ferr
 			return false
@@ -142,7 +142,7 @@ func setLit(p props, k string, l lit) {
 
 // decodeField decodes raw into f. It reports false when raw does not have the field's shape;
 // an error only for children that are not an array of objects, which Parse refuses.
-func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, error) { // path: the object's
+func decodeField(sc *scanner, p props, f *field, raw json.RawMessage, path string) (bool, error) { // path: the object's
 	switch ptr := f.ptr.(type) {
 	case **float64:
 		v, exact, ok := decodeNumber(raw)
@@ -180,19 +180,19 @@ func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, err
 		}
 	case **Font:
 		v := &Font{}
-		if ok, err := decodeProps(v, raw, "", ""); !ok || err != nil {
+		if ok, err := decodeProps(sc, v, raw, "", ""); !ok || err != nil {
 			return false, err
 		}
 		*ptr = v
 	case **Size:
 		v := &Size{}
-		if ok, err := decodeProps(v, raw, "", ""); !ok || err != nil {
+		if ok, err := decodeProps(sc, v, raw, "", ""); !ok || err != nil {
 			return false, err
 		}
 		*ptr = v
 	case *[]float64:
 		var items []json.RawMessage
-		if !decodeArray(raw, &items) {
+		if !sc.decodeArray(raw, &items) {
 			return false, nil
 		}
 		vs := make([]float64, len(items))
@@ -212,7 +212,7 @@ func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, err
 		}
 		*ptr = vs
 	case *[]App:
-		apps, ok := decodeApps(raw)
+		apps, ok := sc.decodeApps(raw)
 		if !ok {
 			return false, nil
 		}
@@ -228,10 +228,10 @@ func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, err
 			return false, nil
 		}
 		var items []json.RawMessage
-		if !decodeArray(raw, &items) {
+		if !sc.decodeArray(raw, &items) {
 			return false, fmt.Errorf("%s: must be an array of objects", path)
 		}
-		objs, err := decodeObjects(items, path)
+		objs, err := decodeObjects(sc, items, path)
 		if err != nil {
 			return false, err
 		}
@@ -245,7 +245,7 @@ func decodeField(p props, f *field, raw json.RawMessage, path string) (bool, err
 // eachMember calls fn with the quoted name and the value of each member of the JSON object raw,
 // in order, until fn returns false; the slices are raw's. raw is valid JSON (Parse checks the
 // whole label once); on anything else eachMember reports false and never panics.
-func eachMember(raw []byte, fn func(key, val []byte) bool) bool {
+func (sc *scanner) eachMember(raw []byte, fn func(key, val []byte) bool) bool {
 	i := skipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return false
@@ -258,7 +258,7 @@ func eachMember(raw []byte, fn func(key, val []byte) bool) bool {
 		if raw[i] != '"' {
 			return false
 		}
-		ke := skipValue(raw, i)
+		ke := sc.skipValue(raw, i)
 		if ke < 0 {
 			return false
 		}
@@ -268,7 +268,7 @@ func eachMember(raw []byte, fn func(key, val []byte) bool) bool {
 			return false
 		}
 		vs := skipWS(raw, i+1)
-		ve := skipValue(raw, vs)
+		ve := sc.skipValue(raw, vs)
 		if ve < 0 {
 			return false
 		}
@@ -291,9 +291,9 @@ func eachMember(raw []byte, fn func(key, val []byte) bool) bool {
 }
 
 // decodeObject splits a JSON object into its members (the last of one name wins).
-func decodeObject(raw json.RawMessage) (map[string]json.RawMessage, bool) {
+func (sc *scanner) decodeObject(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 	m := make(map[string]json.RawMessage, 8)
-	ok := eachMember(raw, func(key, val []byte) bool {
+	ok := sc.eachMember(raw, func(key, val []byte) bool {
 		k, ok := decodeString(key)
 		m[k] = val
 		return ok
@@ -303,7 +303,7 @@ func decodeObject(raw json.RawMessage) (map[string]json.RawMessage, bool) {
 
 // decodeArray splits a JSON array into its elements, slices of raw; like decodeObject it
 // trusts raw to be valid JSON and never panics when it is not.
-func decodeArray(raw json.RawMessage, items *[]json.RawMessage) bool {
+func (sc *scanner) decodeArray(raw json.RawMessage, items *[]json.RawMessage) bool {
 	i := skipWS(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
 		return false
@@ -318,7 +318,7 @@ func decodeArray(raw json.RawMessage, items *[]json.RawMessage) bool {
 		return true
 	}
 	for i < len(raw) {
-		e := skipValue(raw, i)
+		e := sc.skipValue(raw, i)
 		if e < 0 {
 			return false
 		}
@@ -346,8 +346,56 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
+// scanner finds where the JSON values of a label end. Parse gives it the length of every
+// object and array of the label (but short ones), found in one pass, so that a group nested 64 levels deep is
+// not scanned again at each level; a nil scanner scans each value.
+type scanner struct {
+	lens map[*byte]int // by the address of its { or [, the length of an object or array
+}
+
+// minKeptLen is the shortest object or array whose length a scanner keeps: a shorter one is
+// scanned again, at a cost bounded by its length, cheaper than a map entry.
+const minKeptLen = 256
+
+// newScanner finds the length of every object and array of data, valid JSON.
+func newScanner(data []byte) *scanner {
+	sc := &scanner{lens: make(map[*byte]int)}
+	var open []int
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			if i = skipString(data, i); i < 0 {
+				return nil
+			}
+			i--
+		case '{', '[':
+			open = append(open, i)
+		case '}', ']':
+			if len(open) == 0 {
+				return nil
+			}
+			o := open[len(open)-1]
+			open = open[:len(open)-1]
+			if n := i + 1 - o; n >= minKeptLen {
+				sc.lens[&data[o]] = n
+			}
+		}
+	}
+	return sc
+}
+
+// decodeArray is sc.decodeArray without a scanner.
+func decodeArray(raw json.RawMessage, items *[]json.RawMessage) bool {
+	return (*scanner)(nil).decodeArray(raw, items)
+}
+
+// decodeApps is sc.decodeApps without a scanner.
+func decodeApps(raw json.RawMessage) ([]App, bool) {
+	return (*scanner)(nil).decodeApps(raw)
+}
+
 // skipValue returns the index just past the JSON value that starts at b[i], or -1.
-func skipValue(b []byte, i int) int {
+func (sc *scanner) skipValue(b []byte, i int) int {
 	if i >= len(b) {
 		return -1
 	}
@@ -355,6 +403,11 @@ func skipValue(b []byte, i int) int {
 	case '"':
 		return skipString(b, i)
 	case '{', '[':
+		if sc != nil {
+			if n, ok := sc.lens[&b[i]]; ok && i+n <= len(b) {
+				return i + n
+			}
+		}
 		depth := 0
 		for i < len(b) {
 			switch b[i] {
@@ -519,9 +572,9 @@ func decodeString(raw json.RawMessage) (string, bool) {
 }
 
 // decodeApps reads apps in both documented forms: {"id":..,"value":..} and ["id", "value"].
-func decodeApps(raw json.RawMessage) ([]App, bool) {
+func (sc *scanner) decodeApps(raw json.RawMessage) ([]App, bool) {
 	var items []json.RawMessage
-	if !decodeArray(raw, &items) {
+	if !sc.decodeArray(raw, &items) {
 		return nil, false
 	}
 	apps := make([]App, len(items))
@@ -529,7 +582,7 @@ func decodeApps(raw json.RawMessage) ([]App, bool) {
 		switch {
 		case len(it) > 0 && it[0] == '[':
 			var pair []json.RawMessage
-			if !decodeArray(it, &pair) || len(pair) != 2 {
+			if !sc.decodeArray(it, &pair) || len(pair) != 2 {
 				return nil, false
 			}
 			id, ok1 := decodeString(pair[0])
@@ -539,7 +592,7 @@ func decodeApps(raw json.RawMessage) ([]App, bool) {
 			}
 			apps[i] = App{ID: id, Value: val}
 		default:
-			m, ok := decodeObject(it)
+			m, ok := sc.decodeObject(it)
 			if !ok {
 				return nil, false
 			}

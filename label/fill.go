@@ -50,14 +50,20 @@ type filler struct {
 	errs []error
 }
 
-func (f *filler) expand(s *string, path string) {
+// expand fills *s; the property's path, path and name joined, is written only for a
+// problem, so that a deep group does not write a long path for every property.
+func (f *filler) expand(s *string, path, name string) {
 	out, err := Expand(*s, f.env)
 	*s = out
+	if err == nil {
+		return
+	}
+	at := join(path, name)
 	for _, ce := range codeErrors(err) {
 		if f.lint && ce.missing {
 			continue
 		}
-		f.errs = append(f.errs, &Problem{Path: path, Msg: ce.Error()})
+		f.errs = append(f.errs, &Problem{Path: at, Msg: ce.Error()})
 	}
 }
 
@@ -77,7 +83,7 @@ func (f *filler) props(p props, path string) {
 	fs := p.fields()
 	for i := range fs {
 		if ptr, ok := fs[i].ptr.(**string); ok && fs[i].dyn && *ptr != nil {
-			f.expand(*ptr, join(path, fs[i].name))
+			f.expand(*ptr, path, fs[i].name)
 		}
 	}
 }
@@ -103,6 +109,6 @@ func (f *filler) objects(objs []Object, path string) {
 
 func (f *filler) apps(apps []App, at string) {
 	for i := range apps {
-		f.expand(&apps[i].Value, at+".apps["+strconv.Itoa(i)+"].value")
+		f.expand(&apps[i].Value, at, "apps["+strconv.Itoa(i)+"].value")
 	}
 }

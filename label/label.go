@@ -114,7 +114,7 @@ func Parse(data []byte) (*Label, error) {
 		return nil, notObject{fmt.Errorf("label: %w", err)}
 	}
 	l := &Label{}
-	ok, err := decodeProps(l, data, "", "")
+	ok, err := decodeProps(newScanner(data), l, data, "", "")
 	if err != nil {
 		return nil, fmt.Errorf("label: %w", err)
 	}
@@ -125,11 +125,11 @@ func Parse(data []byte) (*Label, error) {
 }
 
 // decodeObjects reads the objects of objs or children; path is "objs" or "objs[2].children".
-func decodeObjects(items []json.RawMessage, path string) ([]Object, error) {
+func decodeObjects(sc *scanner, items []json.RawMessage, path string) ([]Object, error) {
 	objs := make([]Object, len(items))
 	for i, raw := range items {
 		var typ []byte
-		isObj := eachMember(raw, func(key, val []byte) bool {
+		isObj := sc.eachMember(raw, func(key, val []byte) bool {
 			if k, _ := keyString(key); k == "type" {
 				typ = val // the last "type" wins, as it does for encoding/json
 			}
@@ -152,7 +152,7 @@ func decodeObjects(items []json.RawMessage, path string) ([]Object, error) {
 		if _, ok := o.(*Group); ok {
 			p = path + "[" + strconv.Itoa(i) + "]" // only a group's children can fail
 		}
-		if _, err := decodeProps(o.(props), raw, p, "type"); err != nil {
+		if _, err := decodeProps(sc, o.(props), raw, p, "type"); err != nil {
 			return nil, err
 		}
 		objs[i] = o

@@ -144,37 +144,38 @@ func (v *validator) props(p props, path string) {
 	extra := *p.extra()
 	for i := range fs {
 		f := &fs[i]
-		at := join(path, f.name)
+		// The property's path is written only for a problem: a group nested 64 levels deep
+		// would otherwise write a long path for every property of every object.
 		// A known property in Extra is one of the wrong shape, unless a typed value set later
 		// wins over it (then the Extra entry is not written).
 		if raw, ok := extra[f.name]; ok && isNil(f.ptr) {
-			v.shape(at, f, raw)
+			v.shape(join(path, f.name), f, raw)
 			continue
 		}
 		switch ptr := f.ptr.(type) {
 		case **float64:
 			if *ptr != nil && (math.IsNaN(**ptr) || math.IsInf(**ptr, 0)) {
-				v.add(at, "must be a finite number")
+				v.add(join(path, f.name), "must be a finite number")
 			}
 		case *[]float64:
 			for j, x := range *ptr {
 				if math.IsNaN(x) || math.IsInf(x, 0) {
-					v.add(at+"["+strconv.Itoa(j)+"]", "must be a finite number")
+					v.add(join(path, f.name)+"["+strconv.Itoa(j)+"]", "must be a finite number")
 				}
 			}
 		case **string:
 			if f.dyn && *ptr != nil {
 				if msg := braces(**ptr); msg != "" {
-					v.add(at, msg)
+					v.add(join(path, f.name), msg)
 				}
 			}
 		case **Font:
 			if *ptr != nil {
-				v.font(*ptr, at)
+				v.font(*ptr, join(path, f.name))
 			}
 		case **Size:
 			if *ptr != nil {
-				v.props(*ptr, at)
+				v.props(*ptr, join(path, f.name))
 			}
 		}
 	}
@@ -250,7 +251,10 @@ func (v *validator) appsShape(at string, raw json.RawMessage) {
 }
 
 func (v *validator) mandatory(path, name string, set bool, extra map[string]json.RawMessage) {
-	if _, kept := extra[name]; !set && !kept && !v.meant[join(path, name)] {
+	if set {
+		return
+	}
+	if _, kept := extra[name]; !kept && !v.meant[join(path, name)] {
 		v.add(join(path, name), "is mandatory")
 	}
 }

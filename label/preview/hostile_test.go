@@ -248,3 +248,30 @@ func TestHostileLabelsBounded(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) { bounded(t, h.name, h.data) })
 	}
 }
+
+// TestNestedGroupsBounded: the same objects under 64 nested groups parse, validate, fill and
+// render (at 25 dpi, where the objects' work shows beside the image's) with at most 2.6 times
+// the allocation of the flat label, where each level wrote every property's path again.
+func TestNestedGroupsBounded(t *testing.T) {
+	work := func(data []byte) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		l, err := label.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = l.Validate()
+		_, _ = l.Fill(hostileEnv)
+		if _, _, err := preview.Render(l, &preview.Options{DPI: 25, Env: hostileEnv}); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	flat, nested := work(nestedGroups(500, 0)), work(nestedGroups(500, 64))
+	t.Logf("500 objects: %d bytes allocated flat, %d under 64 groups (%.2fx)", flat, nested, float64(nested)/float64(flat))
+	if float64(nested) > 2.6*float64(flat) {
+		t.Errorf("500 objects under 64 groups: %d bytes allocated, %.2f times the flat label's %d", nested, float64(nested)/float64(flat), flat)
+	}
+}

@@ -349,8 +349,8 @@ func (r *renderer) box(a *label.Anchor, w, h int, path string) image.Rectangle {
 		x, y = 0, 0
 	}
 	x0, y0 := px(x, r.sx), px(y, r.sy)
-	x0 -= anchorShift(r, a.HAnchor, w, "LEFT", "RIGHT", path+".hAnchor")
-	y0 -= anchorShift(r, a.VAnchor, h, "TOP", "BOTTOM", path+".vAnchor")
+	x0 -= anchorShift(r, a.HAnchor, w, "LEFT", "RIGHT", path, "hAnchor")
+	y0 -= anchorShift(r, a.VAnchor, h, "TOP", "BOTTOM", path, "vAnchor")
 	return image.Rect(x0, y0, x0+w, y0+h)
 }
 
@@ -362,12 +362,14 @@ func (r *renderer) mmBox(a *label.Anchor, w, h float64, path string) image.Recta
 		r.warn(path, "position or size not finite; not drawn")
 		return image.Rectangle{}
 	}
-	x -= w * anchorFrac(r, a.HAnchor, "LEFT", "RIGHT", path+".hAnchor")
-	y -= h * anchorFrac(r, a.VAnchor, "TOP", "BOTTOM", path+".vAnchor")
+	x -= w * anchorFrac(r, a.HAnchor, "LEFT", "RIGHT", path, "hAnchor")
+	y -= h * anchorFrac(r, a.VAnchor, "TOP", "BOTTOM", path, "vAnchor")
 	return image.Rect(px(x, r.sx), px(y, r.sy), px(x+w, r.sx), px(y+h, r.sy))
 }
 
-func anchorFrac(r *renderer, v *string, start, end, path string) float64 {
+// anchorFrac is where along the box an anchor value puts the point x, y; path and prop name
+// the property for a warning, joined only then.
+func anchorFrac(r *renderer, v *string, start, end, path, prop string) float64 {
 	if v == nil {
 		return 0
 	}
@@ -379,12 +381,12 @@ func anchorFrac(r *renderer, v *string, start, end, path string) float64 {
 	case end:
 		return 1
 	}
-	r.warn(path, "anchor %q not known; drawn as %s", *v, start)
+	r.warn(path+"."+prop, "anchor %q not known; drawn as %s", *v, start)
 	return 0
 }
 
-func anchorShift(r *renderer, v *string, n int, start, end, path string) int {
-	f := anchorFrac(r, v, start, end, path)
+func anchorShift(r *renderer, v *string, n int, start, end, path, prop string) int {
+	f := anchorFrac(r, v, start, end, path, prop)
 	return int(math.Round(float64(n) * f))
 }
 
