@@ -245,6 +245,23 @@ func refCases() []refCase {
 		cs = append(cs, refCase{name: "DataMatrix " + c.name, obj: dm(c.text, c.props), bcid: "datamatrix", text: c.text,
 			opts: map[string]any{"binarytext": true}, want: c.text, alt: c.alt})
 	}
+	// Every size but 144 x 144, square and rectangular, filled to its capacity with digits
+	// (two a codeword): the size, the data regions and the interleaved blocks of each.
+	for _, z := range []struct{ w, h, capacity int }{
+		{10, 10, 3}, {12, 12, 5}, {14, 14, 8}, {16, 16, 12}, {18, 18, 18}, {20, 20, 22}, {22, 22, 30},
+		{24, 24, 36}, {26, 26, 44}, {32, 32, 62}, {36, 36, 86}, {40, 40, 114}, {44, 44, 144}, {48, 48, 174},
+		{52, 52, 204}, {64, 64, 280}, {72, 72, 368}, {80, 80, 456}, {88, 88, 576}, {96, 96, 696},
+		{104, 104, 816}, {120, 120, 1050}, {132, 132, 1304},
+		{18, 8, 5}, {32, 8, 10}, {26, 12, 16}, {36, 12, 22}, {36, 16, 32}, {48, 16, 49},
+	} {
+		text := strings.Repeat("9876543210", z.capacity/5+1)[:2*z.capacity]
+		props := ""
+		if z.w != z.h {
+			props = `,"rectangular":true`
+		}
+		cs = append(cs, refCase{name: fmt.Sprintf("DataMatrix %d x %d full", z.w, z.h), obj: dm(text, props), bcid: "datamatrix",
+			text: text, opts: map[string]any{"binarytext": true}, want: text})
+	}
 	// GS1 Data Matrix, from apps and -Plain.
 	for _, c := range []struct {
 		name string
@@ -291,6 +308,18 @@ func refCases() []refCase {
 			bcid: bcid, text: text, opts: opts, want: read, alt: c.alt})
 		cs = append(cs, refCase{name: "GS1-QRCode-Plain " + c.name, obj: `{"type":"GS1-QRCode-Plain","text":` + jsonString(read) + `,"moduleSize":0.3,"eccLevel":"` + c.level + `"}`,
 			bcid: "qrcode", text: plainFNC1(read), opts: map[string]any{"parsefnc": true, "eclevel": c.level}, want: read, alt: c.alt})
+	}
+	// QR Code versions from 1 to 40 (version information from 7 on, more alignment patterns
+	// and blocks as they grow), at each error correction level, in numeric mode. The digits
+	// stand for the data's shape: the -Plain text is not read as GS1 by the encoder.
+	for _, v := range []struct {
+		digits int
+		level  string
+	}{{17, "H"}, {60, "L"}, {150, "M"}, {250, "Q"}, {400, "L"}, {800, "H"}, {1500, "M"}, {3000, "Q"}, {7000, "L"}} {
+		text := strings.Repeat("0123456789", v.digits/10+1)[:v.digits]
+		cs = append(cs, refCase{name: fmt.Sprintf("GS1-QRCode-Plain %d digits at %s", v.digits, v.level),
+			obj:  `{"type":"GS1-QRCode-Plain","text":"` + text + `","moduleSize":0.3,"eccLevel":"` + v.level + `"}`,
+			bcid: "qrcode", text: "^FNC1" + text, opts: map[string]any{"parsefnc": true, "eclevel": v.level}, want: text})
 	}
 	return cs
 }
