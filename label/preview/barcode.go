@@ -360,13 +360,10 @@ func (r *renderer) qr(path, content string, size *int, ecc *string) (m *matrix, 
 	default:
 		r.warn(path+".eccLevel", "eccLevel %q not known; drawn L", e)
 	}
-	hints := map[gozxing.EncodeHintType]any{gozxing.EncodeHintType_GS1_FORMAT: true}
-	for _, c := range content {
-		if c > 0xff { // beyond ISO-8859-1, QR's default: UTF-8, announced by an ECI
-			hints[gozxing.EncodeHintType_CHARACTER_SET] = "UTF-8"
-			break
-		}
+	if err := gs1ASCII(content); err != nil { // both QR Code objects are GS1's
+		return nil, err
 	}
+	hints := map[gozxing.EncodeHintType]any{gozxing.EncodeHintType_GS1_FORMAT: true}
 	if size != nil {
 		s := *size
 		if s < 21 || s > 177 || (s-17)%4 != 0 {

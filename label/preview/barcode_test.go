@@ -301,6 +301,11 @@ func TestUndrawableSymbol(t *testing.T) {
 		{`{"type":"Code39","x":5,"y":5,"text":"abc","barHeight":10}`, `Code39 not drawn (character 'a' at 0 is not in Code 39); drawn as a marked box`},
 		// Too long for the encoder, with no code set asked for: one warning, not one about a code set.
 		{`{"type":"Code128","x":5,"y":5,"text":"` + strings.Repeat("A", 100) + `","barHeight":10}`, `Code128 not drawn (WriterException: IllegalArgumentException: Contents length should be between 1 and 80 characters, but got 100); drawn as a marked box`},
+		// GS1 data is ASCII: a GS1 QR Code of other bytes would announce UTF-8 (]Q4) or scan
+		// as ISO/IEC 8859-1, as a GS1 Data Matrix of them is refused.
+		{`{"type":"GS1-QRCode-Plain","x":5,"y":5,"text":"10\u20ac"}`, `GS1-QRCode-Plain not drawn (byte 0xe2 at 2 is not ASCII, which GS1 data is); drawn as a marked box`},
+		{`{"type":"GS1-QRCode","x":5,"y":5,"apps":[{"id":"10","value":"caf\u00e9"}]}`, `GS1-QRCode not drawn (byte 0xc3 at 5 is not ASCII, which GS1 data is); drawn as a marked box`},
+		{`{"type":"GS1-DataMatrix","x":5,"y":5,"apps":[{"id":"10","value":"caf\u00e9"}]}`, `GS1-DataMatrix not drawn (byte 0xc3 at 5 is not ASCII, which GS1 data is); drawn as a marked box`},
 		// gozxing's encoder gives a symbol of other data for this, without an error.
 		{`{"type":"DataMatrix","x":5,"y":5,"text":"` + strings.Repeat("A", 3000) + `"}`, `DataMatrix not drawn (3000 bytes of data do not fit any Data Matrix); drawn as a marked box`},
 	} {

@@ -19,6 +19,9 @@ const dmFNC1 = 232
 // dmGS1Codewords encodes a GS1 element string (GS ends a variable-length value) in ASCII
 // mode: FNC1, digit pairs as one codeword, GS as FNC1.
 func dmGS1Codewords(s string) ([]byte, error) {
+	if err := gs1ASCII(s); err != nil {
+		return nil, err
+	}
 	out := []byte{dmFNC1}
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -29,10 +32,8 @@ func dmGS1Codewords(s string) ([]byte, error) {
 			continue
 		case c == gs:
 			out = append(out, dmFNC1)
-		case c < 128:
-			out = append(out, c+1)
 		default:
-			return nil, fmt.Errorf("byte 0x%02x at %d is not ASCII, which GS1 data is", c, i)
+			out = append(out, c+1)
 		}
 		i++
 	}
