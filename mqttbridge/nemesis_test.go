@@ -900,20 +900,22 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 					resentMu.Unlock()
 					cmd := round.command(g, c.printer, cmdResend, c.id, c.attempts)
 					cmd.operator = true
-					again := time.Duration(0)
-					if randN(3) == 0 {
-						again = time.Duration(200+randN(2800)) * time.Millisecond
-					}
+					// The operator's resend goes again, twice, as new messages: a second
+					// look at the same screen, a client that repeats after a lost PUBACK.
+					again := []time.Duration{time.Duration(100+randN(900)) * time.Millisecond, time.Duration(1000+randN(2000)) * time.Millisecond}
 					opWG.Add(1)
 					go func() {
 						defer opWG.Done()
-						if !ops[g].publish(cmd) || again == 0 {
+						if !ops[g].publish(cmd) {
 							return
 						}
-						// The same resend again, much later, as a new message.
-						select {
-						case <-stopOperator:
-						case <-time.After(again):
+						t0 := time.Now()
+						for _, d := range again {
+							select {
+							case <-stopOperator:
+								return
+							case <-time.After(time.Until(t0.Add(d))):
+							}
 							ops[g].repeats.Add(1)
 							ops[g].late.Add(1)
 							ops[g].publish(cmd)
@@ -978,8 +980,27 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 							m.publish(round.command(g, printer, cmdPrintJob, id, 0))
 						}()
 						continue
-					case r == 1 && n > 3: // a cancel of an earlier id, naming 0 attempts
-						if !m.publish(round.command(g, printer, cmdCancel, nemesis.ID(printer, n-1-prng.IntN(3)), 0)) {
+					case (r == 1 || r == 3) && n > 3:
+						// A cancel naming 0 attempts, as the publisher last saw the id: one of
+						// the last few, or one it has since seen unknown (its cancel must then
+						// find the attempts changed and do nothing).
+						cid := nemesis.ID(printer, n-1-prng.IntN(3))
+						if r == 3 {
+							round.mu.Lock()
+							var unknown []string
+							for k := range round.unknown[g] {
+								if k[0] == printer {
+									unknown = append(unknown, k[1])
+								}
+							}
+							round.mu.Unlock()
+							if len(unknown) == 0 {
+								break
+							}
+							slices.Sort(unknown)
+							cid = unknown[prng.IntN(len(unknown))]
+						}
+						if !m.publish(round.command(g, printer, cmdCancel, cid, 0)) {
 							return
 						}
 					case r == 2: // a resend of an id seen sent: it must not print again
