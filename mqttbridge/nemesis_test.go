@@ -143,6 +143,7 @@ type bridgeFigures struct {
 	faults                                           map[string]int
 	commands, published, repeats, late, unanswered   int
 	printJobs, tombstones, cancels, mesResends       int
+	aborts, aborted                                  int
 	prints, sent, unknown, cancelled, resends, exits int
 	settle                                           time.Duration
 }
@@ -159,6 +160,8 @@ func (f *bridgeFigures) add(g bridgeFigures) {
 	f.tombstones += g.tombstones
 	f.cancels += g.cancels
 	f.mesResends += g.mesResends
+	f.aborts += g.aborts
+	f.aborted += g.aborted
 	f.prints += g.prints
 	f.sent += g.sent
 	f.unknown += g.unknown
@@ -184,11 +187,11 @@ func (f bridgeFigures) String() string {
 	for _, k := range kinds {
 		fs = append(fs, fmt.Sprintf("%s %d", k, f.faults[k]))
 	}
-	return fmt.Sprintf("%d rounds, %d steps (%s); %d commands (%d printJobs, %d tombstones, %d cancels, %d resends of sent ids, %d operator resends) in %d publications "+
-		"(%d repeated after a lost PUBACK, %d repeated later); %d printed, %d sent, %d unknown and printed once, %d cancelled; "+
+	return fmt.Sprintf("%d rounds, %d steps (%s); %d commands (%d printJobs, %d tombstones, %d cancels, %d resends of sent ids, %d abortPrints, %d operator resends) in %d publications "+
+		"(%d repeated after a lost PUBACK, %d repeated later); %d printed, %d sent, %d unknown and printed once, %d cancelled, %d abortPrints acted on; "+
 		"%d bridge exits restarted; %d checks of the journal; longest settling after healing %v",
-		f.rounds, f.steps, strings.Join(fs, ", "), f.commands, f.printJobs, f.tombstones, f.cancels, f.mesResends, f.resends, f.published,
-		f.repeats, f.late, f.prints, f.sent, f.unknown, f.cancelled, f.exits, f.checks, f.settle.Round(time.Millisecond))
+		f.rounds, f.steps, strings.Join(fs, ", "), f.commands, f.printJobs, f.tombstones, f.cancels, f.mesResends, f.aborts, f.resends, f.published,
+		f.repeats, f.late, f.prints, f.sent, f.unknown, f.cancelled, f.aborted, f.exits, f.checks, f.settle.Round(time.Millisecond))
 }
 
 // bridgeEvent is one step of the schedule: at at, do what desc says.
@@ -495,13 +498,25 @@ type nemCommand struct {
 	once     sync.Once
 	mu       sync.Mutex
 	answers  []Result
+	first    time.Time // its first publication began
+	firstAns time.Time // its first answer arrived
 }
 
 func (c *nemCommand) answer(r Result) {
 	c.mu.Lock()
 	c.answers = append(c.answers, r)
+	if c.firstAns.IsZero() {
+		c.firstAns = time.Now()
+	}
 	c.mu.Unlock()
 	c.once.Do(func() { close(c.answered) })
+}
+
+// window is when the command was published first and answered first (zero: not yet).
+func (c *nemCommand) window() (first, answered time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.first, c.firstAns
 }
 
 // states returns the states of its answers so far.
@@ -604,6 +619,11 @@ func waitClient(cli *paho.Client) {
 // publish publishes c until the broker acknowledges one of its publications, or the
 // publisher stops (false).
 func (m *mes) publish(c *nemCommand) bool {
+	c.mu.Lock()
+	if c.first.IsZero() {
+		c.first = time.Now()
+	}
+	c.mu.Unlock()
 	for first := true; ; first = false {
 		select {
 		case <-m.stop:
@@ -667,6 +687,8 @@ func (r *nemRound) command(group int, printer, kind, id string, attempts int) *n
 	switch kind {
 	case cmdPrintJob:
 		c.payload, _ = json.Marshal(printJobCmd(id))
+	case cmdAbortPrint:
+		c.payload, _ = json.Marshal(map[string]any{"id": id})
 	default:
 		c.payload, _ = json.Marshal(map[string]any{"id": id, "attempts": attempts})
 	}
@@ -742,6 +764,47 @@ func (r *nemRound) seen(pb *paho.Publish) {
 			c.answer(res)
 		}
 	}
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// checkAborts returns the abortPrints that reached a printer outside the window of every
+// abortPrint command of that printer: after it was first published and before it was first
+// answered. The publisher sends a printer's next abortPrint only once the last one was
+// answered, so an abortPrint that arrives after its answer (a bridge that lost its lease
+// sending it late, wiping the jobs the next bridge sent) falls outside every window.
+func checkAborts(aborts []nemesis.Abort, commands []*nemCommand) []string {
+	var out []string
+	for _, a := range aborts {
+		ok := false
+		var last string
+		for _, c := range commands {
+			if c.kind != cmdAbortPrint || c.printer != a.Printer {
+				continue
+			}
+			first, answered := c.window()
+			if first.IsZero() || a.At.Before(first) {
+				continue
+			}
+			if answered.IsZero() || !a.At.After(answered) {
+				ok = true
+				break
+			}
+			last = fmt.Sprintf("%s answered %v %v before", c.id, c.states(), a.At.Sub(answered).Round(time.Millisecond))
+		}
+		if !ok {
+			out = append(out, fmt.Sprintf("an abortPrint reached %s after %d of its jobs, outside every abortPrint's window (%s)", a.Printer, a.After, last))
+		}
+	}
+	return out
 }
 
 // nemBridgeConfig writes bridge i's configuration: its links to the broker, the database and
@@ -953,6 +1016,7 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 						}
 					}()
 				}
+				var abort *nemCommand // the last abortPrint, answered before the next is sent
 				for n := 1; ; n++ {
 					select {
 					case <-stop:
@@ -1003,6 +1067,14 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 						if !m.publish(round.command(g, printer, cmdCancel, cid, 0)) {
 							return
 						}
+					case r == 4: // an abortPrint, when the last one was answered
+						if abort != nil && !isClosed(abort.answered) {
+							break
+						}
+						abort = round.command(g, printer, cmdAbortPrint, fmt.Sprintf("abort-%s-%d", printer, n), 0)
+						if !m.publish(abort) {
+							return
+						}
 					case r == 2: // a resend of an id seen sent: it must not print again
 						round.mu.Lock()
 						var sent []string
@@ -1046,6 +1118,7 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 				vs = append(vs, fmt.Sprintf("%s printed %d times, but its cancel naming %d attempts was answered %v", c.id, journal.Printed(c.id), c.attempts, c.states()))
 			}
 		}
+		vs = append(vs, checkAborts(journal.Aborts(), round.all())...)
 		for _, v := range vs {
 			if !slices.Contains(reported, v) {
 				reported = append(reported, v)
@@ -1193,6 +1266,8 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 			}
 		case cmdCancel:
 			fig.cancels++
+		case cmdAbortPrint:
+			fig.aborts++
 		case cmdResend:
 			if c.operator {
 				fig.resends++
@@ -1213,6 +1288,7 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 		}
 	}
 	fig.prints = len(journal.Snapshot())
+	fig.aborted = len(journal.Aborts())
 	for _, m := range append(mess[:], ops[:]...) {
 		fig.repeats += int(m.repeats.Load() - m.late.Load())
 		fig.late += int(m.late.Load())
