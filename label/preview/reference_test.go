@@ -170,14 +170,18 @@ func refRender(t *testing.T, obj string) refDrawn {
 		sizes = [][2]int{{100, 16}, {300, 16}} // Code 128 of 80 letters is 281 mm with its quiet zones
 	}
 	var img *image.RGBA
-	for i, wh := range sizes {
+	for _, wh := range sizes {
 		w, h := wh[0], wh[1]
 		l := parse(t, fmt.Sprintf(`{"format":3,"width":%d,"height":%d,"objs":[%s]}`, w, h,
 			strings.Replace(obj, `{"type"`, fmt.Sprintf(`{"x":%d,"y":%d,"hAnchor":"CENTER","vAnchor":"CENTER","type"`, w/2, h/2), 1)))
 		var warns preview.Warnings
 		img, warns = render(t, l, &preview.Options{DPI: 254})
 		d.warns = warns
-		if len(warns) != 1 || !strings.HasSuffix(warns[0].Msg, "it would be cut") || i == len(sizes)-1 {
+		cut := false
+		for _, w := range warns {
+			cut = cut || strings.HasSuffix(w.Msg, "it would be cut")
+		}
+		if !cut {
 			break
 		}
 	}
@@ -462,7 +466,11 @@ func TestReferenceEncoder(t *testing.T) {
 		d := drawn[i]
 		t.Run(c.name, func(t *testing.T) {
 			for _, w := range d.warns {
-				t.Errorf("warning: %v", w)
+				// A symbol drawn otherwise than the object asks, or cut; other warnings (the
+				// rules of a symbol's use) say nothing of its encoding.
+				if strings.Contains(w.Msg, "drawn") || strings.Contains(w.Msg, "cut") {
+					t.Errorf("warning: %v", w)
+				}
 			}
 			ok, why := refMatches(d, syms[i])
 			switch {
