@@ -10,6 +10,9 @@ const (
 	// DefaultModuleDots is the module size, in printer dots, of a DataMatrix or GS1 QR Code
 	// whose label leaves moduleSize out (the pages' "5 mm" read as dots; see the package doc).
 	DefaultModuleDots = 5
+	// DefaultBarDots is the narrowest bar, in printer dots, of a linear barcode whose label
+	// leaves barWidth out (the "common barcode properties" page that would say is not found).
+	DefaultBarDots = 3
 	// DefaultBarRatio is Code39's and ITF's wide-to-narrow bar ratio.
 	DefaultBarRatio = 2.5
 	// DefaultLineWidth is a PolyLine's line width.
