@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
 	"github.com/labelprinter/go-labelprinter/label"
@@ -51,6 +52,7 @@ func (a *app) labelsCommand() *cobra.Command {
 	sim.Flags().StringVar(&opts.Key, "key", "", "value searched in --key-column")
 	cmd.AddCommand(sim)
 	lintRow := &fillRow{}
+	var strict bool
 	lint := &cobra.Command{
 		Use:   "lint FILE|NAME",
 		Short: "Check a label offline, filled as it will print: every problem on stdout, one a line; exit 1 if any",
@@ -62,7 +64,9 @@ func (a *app) labelsCommand() *cobra.Command {
 			"their least and largest values, {{Column}} from the row given with --row COLUMN=VALUE or read\n" +
 			"from the printer's --table by --key-column and --key. Each problem is printed as PATH: MESSAGE,\n" +
 			"PATH in the maker's property names (objs[3].barHeight). Exit 1 when there is any problem; 2 for\n" +
-			"a usage mistake, a file that cannot be read or one that is not a JSON object.",
+			"a usage mistake, a file that cannot be read or one that is not a JSON object. Then each\n" +
+			"warning, where a GS1 symbol of the filled label breaks the GS1 symbol rules (X-dimension, bar\n" +
+			"height, 48 characters of GS1-128), as warning: PATH: MESSAGE; they exit 1 only with --strict.",
 		Args: exactArgs(1, "a label file (or - for stdin) or, with --url, a label name"), ValidArgsFunction: complete,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			arg := args[0]
@@ -75,41 +79,48 @@ func (a *app) labelsCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return a.lintLabel(arg, body, env)
+				return a.lintWarn(arg, body, env, strict)
 			}
 			if _, err := os.Stat(arg); err == nil || !errors.Is(err, fs.ErrNotExist) {
 				body, err := a.readInput(arg)
 				if err != nil {
 					return err
 				}
-				return a.lintLabel(arg, body, env)
+				return a.lintWarn(arg, body, env, strict)
 			}
 			return a.call(cmd, func(ctx context.Context, c *labelprinter.Client) error {
 				raw, err := c.Labels.Get(ctx, arg)
 				if err != nil {
 					return err
 				}
-				return a.lintLabel(fmt.Sprintf("label %q", arg), raw, env)
+				return a.lintWarn(fmt.Sprintf("label %q", arg), raw, env, strict)
 			})
 		},
 	}
 	lintRow.register(lint.Flags(), true)
+	lint.Flags().BoolVar(&strict, "strict", false, "exit 1 when there is a warning too")
 	cmd.AddCommand(lint)
 	cmd.AddCommand(a.labelsPreviewCommand())
 	return cmd
 }
 
-// lintFailed is a label with problems: exit 1, the problems already on stdout.
+// lintFailed is a label with problems, or warnings under --strict: exit 1, both already on
+// stdout.
 type lintFailed struct {
-	what string
-	n    int
+	what  string
+	n     int
+	warns int // counted under --strict only
 }
 
 func (e lintFailed) Error() string {
-	if e.n == 1 {
-		return e.what + " has 1 problem"
+	var parts []string
+	if e.n > 0 || e.warns == 0 {
+		parts = append(parts, plural(e.n, "problem"))
 	}
-	return fmt.Sprintf("%s has %d problems", e.what, e.n)
+	if e.warns > 0 {
+		parts = append(parts, plural(e.warns, "warning")+" (--strict)")
+	}
+	return e.what + " has " + strings.Join(parts, " and ")
 }
 
 // lintLabel prints the problems of the label body (named what in the summary) as it will
@@ -117,9 +128,21 @@ func (e lintFailed) Error() string {
 // -o json, and fails when there is any (exit 1). A body that is not a JSON object at all is a
 // usage error (exit 2), as it is for preview; a JSON object that Parse refuses is one problem.
 func (a *app) lintLabel(what string, body []byte, env *label.Env) error {
+	return a.lint(what, body, env, false, false)
+}
+
+// lintWarn is lintLabel that also prints the warnings of the label filled from env
+// (label.Warnings: the GS1 symbol rules), after the problems, as "warning: PATH: MESSAGE" or
+// with "warning": true in JSON; they fail it only when strict.
+func (a *app) lintWarn(what string, body []byte, env *label.Env, strict bool) error {
+	return a.lint(what, body, env, true, strict)
+}
+
+func (a *app) lint(what string, body []byte, env *label.Env, warnings, strict bool) error {
 	type problem struct {
-		Path string `json:"path"`
-		Msg  string `json:"msg"`
+		Path    string `json:"path"`
+		Msg     string `json:"msg"`
+		Warning bool   `json:"warning,omitempty"`
 	}
 	if what == "-" {
 		what = "the label on stdin"
@@ -136,6 +159,17 @@ func (a *app) lintLabel(what string, body []byte, env *label.Env) error {
 			ps = append(ps, problem{Path: p.Path, Msg: p.Msg})
 		}
 	}
+	problems := len(ps)
+	if l != nil && warnings {
+		filled, _ := l.Fill(env) // what cannot be filled Lint has reported
+		if filled == nil {
+			filled = l
+		}
+		for _, p := range filled.Warnings(0) {
+			ps = append(ps, problem{Path: p.Path, Msg: p.Msg, Warning: true})
+		}
+	}
+	warns := len(ps) - problems
 	if a.output == "json" {
 		if ps == nil {
 			ps = []problem{}
@@ -149,13 +183,19 @@ func (a *app) lintLabel(what string, body []byte, env *label.Env) error {
 			if p.Path != "" {
 				line = p.Path + ": " + p.Msg
 			}
+			if p.Warning {
+				line = "warning: " + line
+			}
 			if _, err := fmt.Fprintln(a.stdout, oneLine(line)); err != nil {
 				return err
 			}
 		}
 	}
-	if len(ps) > 0 {
-		return lintFailed{what: what, n: len(ps)}
+	if !strict {
+		warns = 0
+	}
+	if problems > 0 || warns > 0 {
+		return lintFailed{what: what, n: problems, warns: warns}
 	}
 	return nil
 }

@@ -11,8 +11,8 @@ import (
 func TestLabelsLintGS1(t *testing.T) {
 	ctx := context.Background()
 	file := writeFile(t, "gs1.json", []byte(`{"format":3,"width":50,"height":30,"objs":[`+
-		`{"type":"GS1-128","barHeight":10,"apps":[{"id":"00","value":"106141411234567897"},{"id":"02","value":"09501101530003"}]},`+
-		`{"type":"GS1-DataMatrix-Plain","text":"0109501101530003\u001d17261232"}]}`))
+		`{"type":"GS1-128","barWidth":0.508,"barHeight":32,"apps":[{"id":"00","value":"106141411234567897"},{"id":"02","value":"09501101530003"}]},`+
+		`{"type":"GS1-DataMatrix-Plain","moduleSize":0.8,"text":"0109501101530003\u001d17261232"}]}`))
 	r := cli(t, ctx, nil, "", "labels", "lint", file)
 	want := "objs[0].apps[1]: AI (02) must not appear with AI (01) (objs[1].text element 0)\n" +
 		"objs[0].apps[1]: AI (02) needs AI (37)\n" +

@@ -8,8 +8,8 @@ import (
 )
 
 const (
-	goodLabel = `{"format":3,"width":50,"height":30,"objs":[{"type":"EAN-13","x":1,"y":1,"text":"9501101530003","barHeight":20}]}`
-	badLabel  = `{"format":3,"width":50,"height":30,"objs":[{"type":"EAN-13","x":1,"y":1,"text":"9501101530004"},` +
+	goodLabel = `{"format":3,"width":50,"height":30,"objs":[{"type":"EAN-13","x":1,"y":1,"text":"9501101530003","barWidth":0.33,"barHeight":24}]}`
+	badLabel  = `{"format":3,"width":50,"height":30,"objs":[{"type":"EAN-13","x":1,"y":1,"text":"9501101530004","barWidth":0.33},` +
 		`{"type":"ObjectGroup","children":[{"type":"DataMatrix","text":"x","moduleSize":0}]}]}`
 )
 
@@ -78,4 +78,32 @@ func TestLabelsPutCheck(t *testing.T) {
 	if r := cli(t, ctx, env, "", "tables", "put", "T", "-", "--check"); r.code != 2 {
 		t.Errorf("tables put has no --check: exit %d", r.code)
 	}
+}
+
+// TestLabelsLintWarnings: the GS1 symbol rules are warnings, printed as "warning: PATH:
+// MESSAGE" after the problems (with "warning": true in JSON); lint exits 0 on them, 1 with
+// --strict; put --check sends a label that has only warnings.
+func TestLabelsLintWarnings(t *testing.T) {
+	ctx := context.Background()
+	file := writeFile(t, "warn.json", []byte(`{"format":3,"width":150,"height":100,"objs":[`+
+		`{"type":"GS1-128","x":10,"y":10,"barWidth":0.508,"barHeight":25,"apps":[["00","106141411234567897"]]}]}`))
+	want := "warning: objs[0].barHeight: bar height 24.977 mm is under 31.750 mm, the least GS1 symbol specification table 5 allows for GS1-128 on a logistic unit, AI (00) on the label\n"
+	if r := cli(t, ctx, nil, "", "labels", "lint", file); r.code != 0 || r.stdout != want || r.stderr != "" {
+		t.Errorf("lint: exit %d\nstdout %q\nwant   %q\nstderr %q", r.code, r.stdout, want, r.stderr)
+	}
+	if r := cli(t, ctx, nil, "", "labels", "lint", "--strict", file); r.code != 1 || r.stdout != want || r.stderr != "labelctl: "+file+" has 1 warning (--strict)\n" {
+		t.Errorf("lint --strict: exit %d\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
+	}
+	r := cli(t, ctx, nil, "", "-o", "json", "labels", "lint", file)
+	var ps []struct {
+		Path, Msg string
+		Warning   bool
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &ps); err != nil || r.code != 0 || len(ps) != 1 || !ps[0].Warning || ps[0].Path != "objs[0].barHeight" {
+		t.Errorf("-o json: exit %d, %v, %q", r.code, err, r.stdout)
+	}
+	srv := startSim(t)
+	env := map[string]string{"LABELPRINTER_URL": srv.URL}
+	cli(t, ctx, env, "", "labels", "put", "WARN", file, "--check").ok(t)
+	cli(t, ctx, env, "", "labels", "get", "WARN").ok(t)
 }

@@ -13,7 +13,7 @@ const yearInExpiry = `{"format":3,"width":50,"height":30,"objs":[
 
 // gtinFromRow draws EAN-13 data from the table row.
 const gtinFromRow = `{"format":3,"width":50,"height":30,"objs":[
-	{"type":"EAN-13","x":5,"y":5,"barHeight":15,"text":"{{Gtin}}"}]}`
+	{"type":"EAN-13","x":5,"y":5,"barWidth":0.33,"barHeight":24,"text":"{{Gtin}}"}]}`
 
 // TestLintFillsDynamicText: lint and put --check check the label filled as it will print:
 // {YEAR} inside AI (17) fails; a GTIN with a wrong check digit in the row given with --row, or
