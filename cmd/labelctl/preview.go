@@ -62,10 +62,11 @@ func (a *app) labelsPreviewCommand() *cobra.Command {
 			"offline; dynamic text is filled at this computer's clock) to the PNG -o/--out (- for\n" +
 			"stdout), at --dpi or the label's resolution (else 300 dpi). What the preview cannot draw\n" +
 			"as the label asks (a font not given with --font, an unknown object, a stored image it\n" +
-			"cannot read) is listed on stderr, one a line, and so is each problem lint finds in the\n" +
-			"label as filled and drawn (problem: PATH: MESSAGE); the exit code is 0, or 1 with --strict\n" +
-			"when there is any; 2 for a usage mistake, a file that cannot be read or one that is not a\n" +
-			"JSON object. --row COLUMN=VALUE fills {{COLUMN}} of a --file offline.\n" +
+			"cannot read, another object in a symbol's quiet zone) is listed on stderr, one a line, and\n" +
+			"so is each problem lint finds in the label as filled and drawn (problem: PATH: MESSAGE) and\n" +
+			"each of lint's warnings (where a GS1 symbol breaks the GS1 symbol rules); the exit code is 0,\n" +
+			"or 1 with --strict when there is any; 2 for a usage mistake, a file that cannot be read or\n" +
+			"one that is not a JSON object. --row COLUMN=VALUE fills {{COLUMN}} of a --file offline.\n" +
 			"--font FAMILY[:STYLE]=FILE draws a family (in one style, or all) with a TrueType or\n" +
 			"OpenType file; other families are drawn with Go's fonts.",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -208,6 +209,9 @@ func (a *app) writePreview(ctx context.Context, l *label.Label, opts *preview.Op
 		problems = filled.Problems() // codes it could not fill are the preview's warnings
 	}
 	img, warns, err := preview.RenderContext(ctx, l, opts)
+	if err == nil {
+		warns = append(warns, symbolWarnings(l, opts)...)
+	}
 	for _, p := range problems {
 		fmt.Fprintln(a.stderr, "problem: "+oneLine(p.Error()))
 	}
@@ -232,6 +236,24 @@ func (a *app) writePreview(ctx context.Context, l *label.Label, opts *preview.Op
 		return previewWarnings{n: len(warns), problems: len(problems)}
 	}
 	return nil
+}
+
+// symbolWarnings are the label's warnings of the GS1 symbol rules (label.Warnings), judged
+// filled and at the preview's resolution, as the preview's.
+func symbolWarnings(l *label.Label, opts *preview.Options) preview.Warnings {
+	var o preview.Options
+	if opts != nil {
+		o = *opts
+	}
+	filled, _ := l.Fill(o.Env) // what cannot be filled the preview has warned about
+	if filled == nil {
+		return nil
+	}
+	var ws preview.Warnings
+	for _, p := range filled.Warnings(o.DPI) {
+		ws = append(ws, preview.Warning{Path: p.Path, Msg: p.Msg})
+	}
+	return ws
 }
 
 func encodePNG(w io.Writer, img image.Image) error {

@@ -102,3 +102,23 @@ func TestLabelsPreview(t *testing.T) {
 		t.Errorf("unknown label: exit %d, %q", r.code, r.stderr)
 	}
 }
+
+// TestLabelsPreviewSymbolRules: the GS1 symbol rules' warnings (as lint gives them, of the
+// filled label at the preview's resolution) and another object in a symbol's quiet zone are
+// the preview's warnings: exit 0, 1 with --strict.
+func TestLabelsPreviewSymbolRules(t *testing.T) {
+	ctx := context.Background()
+	out := filepath.Join(t.TempDir(), "a.png")
+	file := writeFile(t, "pallet.json", []byte(`{"format":3,"width":100,"height":60,"objs":[`+
+		`{"type":"GS1-128","x":10,"y":10,"barWidth":0.45,"barHeight":32,"apps":[["00","106141411234567897"]]},`+
+		`{"type":"Rect","x":6,"y":20,"width":2,"height":2}]}`))
+	want := "warning: objs[0]: another object marks the symbol's quiet zone at x 6.0..8.0 mm, y 20.0..22.0 mm: a scanner may not read it\n" +
+		"warning: objs[0].barWidth: X-dimension 0.423 mm (5 dots at 300 dpi) is under 0.495 mm, the least GS1 symbol specification table 5 allows for GS1-128 on a logistic unit, AI (00) on the label\n"
+	if r := cli(t, ctx, nil, "", "labels", "preview", "--file", file, "-o", out); r.code != 0 || r.stderr != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", r.code, r.stderr, want)
+	}
+	if r := cli(t, ctx, nil, "", "labels", "preview", "--file", file, "-o", out, "--strict"); r.code != 1 ||
+		r.stderr != want+"labelctl: the preview has 2 warnings (--strict)\n" {
+		t.Errorf("--strict: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}

@@ -24,7 +24,7 @@ const gs = '\x1d'
 
 // defaultBarDots is the narrow bar of a linear barcode whose label leaves barWidth out, in
 // printer dots (the "common barcode properties" page that would say is not found).
-const defaultBarDots = 3
+const defaultBarDots = label.DefaultBarDots
 
 // linear is a linear symbol: bar and space widths in pixels, starting with a bar.
 type linear struct {
@@ -40,6 +40,7 @@ type matrix struct {
 	w, h  int
 	dark  []bool
 	quiet int // modules on each side
+	need  int // the modules of quiet zone the symbology needs, whatever quietZone says
 }
 
 func (m *matrix) at(x, y int) bool { return m.dark[y*m.w+x] }
@@ -170,6 +171,9 @@ func (r *renderer) barcode(o label.Object, path string) {
 		if o.RowHeight != nil && finite(*o.RowHeight) && *o.RowHeight > 0 {
 			modY = max1(px(*o.RowHeight, r.sy))
 		}
+		if mat != nil {
+			mat.need = mat.quiet
+		}
 		if mat != nil && !label.Or(o.QuietZone, true) {
 			mat.quiet = 0
 		}
@@ -264,6 +268,7 @@ func (r *renderer) quiet(m *matrix, path string, qz *bool, extra *float64, mod i
 	if m == nil {
 		return
 	}
+	m.need = m.quiet
 	if !label.Or(qz, true) {
 		m.quiet = 0
 	}
@@ -442,9 +447,10 @@ func (r *renderer) pdf417(o *label.PDF417, path string) (m *matrix, err error) {
 	return m, nil
 }
 
-// drawLinear draws bars of the symbol's height in its box (the anchor places the bars), the
-// quiet zones outside it cleared to the label's background, and ITF's bearer bars around
-// both.
+// drawLinear draws bars of the symbol's height in its box (the anchor places the bars) and
+// ITF's bearer bars around it and its quiet zones. The spaces and quiet zones are not painted,
+// as a printer prints only the dark: another object's marks there stay, and are warned about
+// (quietzone.go).
 func (r *renderer) drawLinear(l *linear, a *label.Anchor, path string) {
 	w := 0
 	for _, v := range l.runs {
@@ -453,15 +459,18 @@ func (r *renderer) drawLinear(l *linear, a *label.Anchor, path string) {
 	b := r.box(a, w, l.heightPx, path)
 	q := image.Rect(b.Min.X-l.quiet[0], b.Min.Y, b.Max.X+l.quiet[1], b.Max.Y)
 	r.edge(q, path)
-	r.fill(q, r.bg)
 	black := color.RGBA{0, 0, 0, 255}
+	z := &symbolZone{path: path, quiet: q, box: b}
 	x := b.Min.X
 	for i, v := range l.runs {
 		if i%2 == 0 {
 			r.fill(image.Rect(x, b.Min.Y, x+v, b.Max.Y), black)
+		} else {
+			z.spaces = append(z.spaces, image.Rect(x, b.Min.Y, x+v, b.Max.Y))
 		}
 		x += v
 	}
+	r.zones = append(r.zones, z)
 	if l.hBear > 0 {
 		r.fill(image.Rect(q.Min.X-l.vBear, q.Min.Y-l.hBear, q.Max.X+l.vBear, q.Min.Y), black)
 		r.fill(image.Rect(q.Min.X-l.vBear, q.Max.Y, q.Max.X+l.vBear, q.Max.Y+l.hBear), black)
@@ -472,13 +481,16 @@ func (r *renderer) drawLinear(l *linear, a *label.Anchor, path string) {
 	}
 }
 
-// drawMatrix draws the modules in the symbol's box, the quiet zone outside it cleared to the
-// label's background.
+// drawMatrix draws the dark modules in the symbol's box. The light modules and the quiet zone
+// are not painted, as a printer prints only the dark: another object's marks there stay, and
+// are warned about (quietzone.go), within the quiet zone the symbology needs even when
+// quietZone is false.
 func (r *renderer) drawMatrix(m *matrix, mx, my int, c color.RGBA, a *label.Anchor, path string) {
 	b := r.box(a, m.w*mx, m.h*my, path)
 	q := image.Rect(b.Min.X-m.quiet*mx, b.Min.Y-m.quiet*my, b.Max.X+m.quiet*mx, b.Max.Y+m.quiet*my)
 	r.edge(q, path)
-	r.fill(q, r.bg)
+	r.zones = append(r.zones, &symbolZone{path: path, box: b, matrix: m, mx: mx, my: my,
+		quiet: image.Rect(b.Min.X-m.need*mx, b.Min.Y-m.need*my, b.Max.X+m.need*mx, b.Max.Y+m.need*my)})
 	vis := b.Intersect(r.img.Bounds())
 	if vis.Empty() {
 		return

@@ -264,35 +264,6 @@ func writePNG(t *testing.T, img image.Image, path string) {
 	}
 }
 
-// TestQuietZones: the quiet zone (4 modules for QR, 1 for Data Matrix) and extraQuietZone (mm)
-// are cleared to the background outside the symbol's box; quietZone false clears none.
-func TestQuietZones(t *testing.T) {
-	for _, tc := range []struct {
-		obj   string
-		clear int // pixels cleared left of the symbol, at 10 px per mm
-	}{
-		{`"type":"GS1-QRCode","apps":[["10","A"]],"moduleSize":0.5`, 20},
-		{`"type":"GS1-QRCode","apps":[["10","A"]],"moduleSize":0.5,"quietZone":false`, 0},
-		{`"type":"GS1-QRCode","apps":[["10","A"]],"moduleSize":0.5,"quietZone":false,"extraQuietZone":2`, 20},
-		{`"type":"GS1-QRCode","apps":[["10","A"]],"moduleSize":0.5,"extraQuietZone":1`, 30},
-		{`"type":"DataMatrix","text":"A","moduleSize":0.5,"extraQuietZone":1`, 15},
-	} {
-		l := parse(t, `{"format":3,"width":40,"height":40,"objs":[{"type":"Rect","x":0,"y":0,"width":40,"height":40},{"x":20,"y":20,`+tc.obj+`}]}`)
-		img, w := render(t, l, &preview.Options{DPI: 254})
-		if len(w) != 0 {
-			t.Errorf("%s: %v", tc.obj, w)
-		}
-		// Left of the symbol (x = 200) along a row inside it.
-		n := 0
-		for x := 199; x >= 0 && !dark(img, x, 202); x-- {
-			n++
-		}
-		if n != tc.clear {
-			t.Errorf("%s: %d pixels cleared left of the symbol, want %d", tc.obj, n, tc.clear)
-		}
-	}
-}
-
 // TestUndrawableSymbol: data a symbology cannot hold is a marked box and a warning naming why.
 func TestUndrawableSymbol(t *testing.T) {
 	for _, tc := range []struct{ obj, msg string }{

@@ -14,8 +14,9 @@
 // as it leaves the printer. A box given in mm (Rect, StaticBitmap) has its edges rounded, so a
 // 20 mm square at x = 10 mm covers pixels 118 to 353 at 300 dpi. A barcode's module is a whole
 // number of pixels (barWidth or moduleSize rounded, at least one; an absent barWidth is 3
-// dots), as a printer prints whole dots, and its box is the symbol; the quiet zone lies outside the box and is cleared to the
-// label's background (no ink). x and y place the point of an object's box named by hAnchor
+// dots), as a printer prints whole dots, and its box is the symbol; the quiet zone lies outside
+// the box. A symbol's spaces, light modules and quiet zone are left unpainted, as the printer
+// prints only the dark: another object's marks there show, and are warned about. x and y place the point of an object's box named by hAnchor
 // (LEFT, CENTER, RIGHT) and vAnchor (TOP, CENTER, BOTTOM), LEFT and TOP when absent, as
 // package label reads them.
 //

@@ -21,7 +21,7 @@ import (
 )
 
 // DefaultDPI is the resolution of a preview when neither the options nor the label set one.
-const DefaultDPI = 300
+const DefaultDPI = label.DefaultDPI
 
 // DefaultMaxPixels is the largest image Render makes when Options.MaxPixels is 0: 64
 // megapixels, 256 MiB of RGBA.
@@ -113,6 +113,7 @@ func RenderContext(ctx context.Context, l *label.Label, opts *Options) (*image.R
 		return nil, r.warns, err
 	}
 	r.objects(filled.Objs, "objs")
+	r.checkZones()
 	img := r.rotate(filled)
 	sortWarnings(r.warns)
 	return img, r.warns, nil
@@ -137,6 +138,7 @@ type renderer struct {
 	dpiY   float64
 	bg     color.RGBA
 	warns  Warnings
+	zones  []*symbolZone // each symbol drawn, for checkZones
 	faces  map[faceKey]*faceEntry
 	fonts  map[string]*fontEntry
 	ras    *vector.Rasterizer // the PolyLines' rasterizer, reused
