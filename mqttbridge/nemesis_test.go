@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/url"
@@ -145,6 +146,7 @@ type bridgeFigures struct {
 	printJobs, tombstones, cancels, mesResends       int
 	aborts, aborted                                  int
 	prints, sent, unknown, cancelled, resends, exits int
+	exitKinds                                        map[string]int
 	settle                                           time.Duration
 }
 
@@ -175,23 +177,49 @@ func (f *bridgeFigures) add(g bridgeFigures) {
 	for k, v := range g.faults {
 		f.faults[k] += v
 	}
+	if f.exitKinds == nil {
+		f.exitKinds = map[string]int{}
+	}
+	for k, v := range g.exitKinds {
+		f.exitKinds[k] += v
+	}
 }
 
-func (f bridgeFigures) String() string {
-	kinds := make([]string, 0, len(f.faults))
-	for k := range f.faults {
+// exitKind sorts the error a bridge exited with.
+func exitKind(stderr string) string {
+	switch {
+	case strings.Contains(stderr, ErrLeaseLost.Error()):
+		return "lease lost"
+	case strings.Contains(stderr, ErrSessionTakenOver.Error()):
+		return "session taken over"
+	case strings.Contains(stderr, ErrAnotherBridgeOnline.Error()):
+		return "another bridge online"
+	case strings.Contains(stderr, "PostgreSQL"):
+		return "database unreachable at start"
+	}
+	return "other"
+}
+
+// sorted returns m's entries as "key n", in key order.
+func sorted(m map[string]int) string {
+	kinds := make([]string, 0, len(m))
+	for k := range m {
 		kinds = append(kinds, k)
 	}
 	sort.Strings(kinds)
-	var fs []string
+	var out []string
 	for _, k := range kinds {
-		fs = append(fs, fmt.Sprintf("%s %d", k, f.faults[k]))
+		out = append(out, fmt.Sprintf("%s %d", k, m[k]))
 	}
+	return strings.Join(out, ", ")
+}
+
+func (f bridgeFigures) String() string {
 	return fmt.Sprintf("%d rounds, %d steps (%s); %d commands (%d printJobs, %d tombstones, %d cancels, %d resends of sent ids, %d abortPrints, %d operator resends) in %d publications "+
 		"(%d repeated after a lost PUBACK, %d repeated later); %d printed, %d sent, %d unknown and printed once, %d cancelled, %d abortPrints acted on; "+
-		"%d bridge exits restarted; %d checks of the journal; longest settling after healing %v",
-		f.rounds, f.steps, strings.Join(fs, ", "), f.commands, f.printJobs, f.tombstones, f.cancels, f.mesResends, f.aborts, f.resends, f.published,
-		f.repeats, f.late, f.prints, f.sent, f.unknown, f.cancelled, f.aborted, f.exits, f.checks, f.settle.Round(time.Millisecond))
+		"%d bridge exits restarted (%s); %d checks of the journal; longest settling after healing %v",
+		f.rounds, f.steps, sorted(f.faults), f.commands, f.printJobs, f.tombstones, f.cancels, f.mesResends, f.aborts, f.resends, f.published,
+		f.repeats, f.late, f.prints, f.sent, f.unknown, f.cancelled, f.aborted, f.exits, sorted(f.exitKinds), f.checks, f.settle.Round(time.Millisecond))
 }
 
 // bridgeEvent is one step of the schedule: at at, do what desc says.
@@ -359,11 +387,12 @@ type bridgeWorld struct {
 	mesLinks [nemGroupCount]*faultproxy.Proxy
 	cfgs     [nemBridges]string
 
-	pmu      sync.Mutex
-	procs    [nemBridges]*nemProc
-	stopping bool
-	exits    int
-	exitWhy  []string
+	pmu       sync.Mutex
+	procs     [nemBridges]*nemProc
+	stopping  bool
+	exits     int
+	exitKinds map[string]int
+	exitWhy   []string
 
 	mu         sync.Mutex
 	violations []string
@@ -419,6 +448,7 @@ func (w *bridgeWorld) start(i int) {
 		}
 		// It exited on its own (a lost lease, a refused start): a supervisor starts it again.
 		w.exits++
+		w.exitKinds[exitKind(pr.stderr.String())]++
 		why := strings.TrimSpace(pr.stderr.String())
 		if j := strings.LastIndex(why, "\n"); j >= 0 {
 			why = why[j+1:]
@@ -546,7 +576,6 @@ func (c *nemCommand) answeredDone() bool {
 // within a second is published again, as a new message on a new connection, until one is
 // acknowledged.
 type mes struct {
-	t        testing.TB
 	addr     string // its link
 	id       string
 	stop     chan struct{}
@@ -832,7 +861,7 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 	fig := bridgeFigures{rounds: 1, faults: map[string]int{}}
 	schedule := bridgeSchedule(seed, p)
 	reproduce := fmt.Sprintf("NEMESIS_SEED=%d go test -run 'TestNemesisBridges' ./mqttbridge", seed)
-	w := &bridgeWorld{t: t, pg: pg, logDir: nemesis.LogDir(t, seed)}
+	w := &bridgeWorld{t: t, pg: pg, logDir: nemesis.LogDir(t, seed), exitKinds: map[string]int{}}
 	dsn := pg.NewSchema(t)
 	dir := t.TempDir()
 	brokerAddr := strings.TrimPrefix(bk.URL(), "mqtt://")
@@ -914,13 +943,13 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 	var mess [nemGroupCount]*mes
 	for g := range nemGroupCount {
 		w.mesLinks[g] = faultproxy.Start(t, brokerAddr)
-		mess[g] = &mes{t: t, addr: w.mesLinks[g].Addr(), id: fmt.Sprintf("nemesis-mes-%d-%d", seed, g), stop: stop, respond: fmt.Sprintf("nemesis/answers/%d", g)}
+		mess[g] = &mes{addr: w.mesLinks[g].Addr(), id: fmt.Sprintf("nemesis-mes-%d-%d", seed, g), stop: stop, respond: fmt.Sprintf("nemesis/answers/%d", g)}
 		t.Cleanup(mess[g].close)
 	}
 	stopOperator := make(chan struct{})
 	var ops [nemGroupCount]*mes
 	for g := range nemGroupCount {
-		ops[g] = &mes{t: t, addr: w.mesLinks[g].Addr(), id: fmt.Sprintf("nemesis-operator-%d-%d", seed, g), stop: stopOperator, respond: fmt.Sprintf("nemesis/answers/%d", g)}
+		ops[g] = &mes{addr: w.mesLinks[g].Addr(), id: fmt.Sprintf("nemesis-operator-%d-%d", seed, g), stop: stopOperator, respond: fmt.Sprintf("nemesis/answers/%d", g)}
 		t.Cleanup(ops[g].close)
 	}
 
@@ -1296,6 +1325,7 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 	}
 	w.pmu.Lock()
 	fig.exits = w.exits
+	fig.exitKinds = maps.Clone(w.exitKinds)
 	exits := slices.Clone(w.exitWhy)
 	w.pmu.Unlock()
 
