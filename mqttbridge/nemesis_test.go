@@ -142,7 +142,7 @@ func TestNemesisBridges(t *testing.T) {
 type bridgeFigures struct {
 	rounds, steps, checks                            int
 	faults                                           map[string]int
-	commands, published, repeats, late, unanswered   int
+	commands, published, repeats, late               int
 	printJobs, tombstones, cancels, mesResends       int
 	aborts, aborted                                  int
 	prints, sent, unknown, cancelled, resends, exits int
