@@ -200,6 +200,53 @@ const (
 	deadline      = 20 * time.Second
 )
 
+// withinBound runs every entry point on data (rendered within maxPixels) and returns the bytes
+// they allocated, the bound on them, and how long they took.
+func withinBound(tb testing.TB, data []byte, maxPixels int64) (alloc, limit uint64, took time.Duration) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	l, err := label.Parse(data)
+	if err != nil {
+		return 0, 1, 0
+	}
+	_ = l.Validate()
+	_, _ = l.Fill(hostileEnv)
+	img, _, err := preview.Render(l, &preview.Options{Env: hostileEnv, MaxPixels: maxPixels})
+	took = time.Since(start)
+	runtime.ReadMemStats(&after)
+	pixels := uint64(0)
+	if err == nil {
+		pixels = uint64(img.Bounds().Dx() * img.Bounds().Dy())
+	}
+	return after.TotalAlloc - before.TotalAlloc, allocPerByte*uint64(len(data)) + imageCopies*4*pixels + allocConstant, took
+}
+
+// FuzzBounded: whatever label.Parse accepts parses, validates, fills and renders within the
+// bound label/README.md states: the bytes allocated (counted, not timed, so that a loaded
+// machine cannot fail it) at most 256 per byte of label beside a few copies of the image, and a
+// deadline of seconds for what takes milliseconds.
+func FuzzBounded(f *testing.F) {
+	for _, data := range [][]byte{farPolyLines(), nestedText(2000), manyCodes(2000), wideText(2000), bigPDF417(3000),
+		bigPNG(300), nestedGroups(20, 64)} {
+		f.Add(data)
+	}
+	f.Add([]byte(`{"format":3,"width":30,"height":20,"objs":[{"type":"PolyLine","points":[0,0,1e6,20,-1e6,20],"segments":[0.01,0.01]},
+		{"type":"PolyLine","points":[0,0,1e6,20],"segments":[0.01,0.02,0.03]},{"type":"PolyLine","points":[0,5,1e6,5],"segments":[0.01,0.01]}]}`))
+	dashes := strings.Repeat(`{"type":"PolyLine","points":[0,1,1e6,1],"segments":[0.1,0.1]},`, 12)
+	f.Add([]byte(`{"format":3,"width":30,"height":20,"objs":[` + dashes + `{"type":"Rect"}]}`))
+	const maxPixels = 2 << 20
+	f.Fuzz(func(t *testing.T, data []byte) {
+		alloc, limit, took := withinBound(t, data, maxPixels)
+		if alloc > limit {
+			t.Fatalf("%d bytes of label: %d bytes allocated, over the bound of %d", len(data), alloc, limit)
+		}
+		if took > 5*time.Second {
+			t.Fatalf("%d bytes of label: %v", len(data), took)
+		}
+	})
+}
+
 // bounded runs every entry point on data and fails when they allocate or take more than the
 // bound allows; it returns the bytes allocated.
 func bounded(t *testing.T, name string, data []byte) uint64 {

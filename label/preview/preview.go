@@ -101,7 +101,7 @@ func RenderContext(ctx context.Context, l *label.Label, opts *Options) (*image.R
 	if opts != nil {
 		o = *opts
 	}
-	r := &renderer{ctx: ctx, opts: &o}
+	r := &renderer{ctx: ctx, opts: &o, dashesLeft: maxDashes}
 	filled, err := l.Fill(o.Env)
 	if filled == nil {
 		return nil, nil, fmt.Errorf("preview: %w", err)
@@ -142,6 +142,8 @@ type renderer struct {
 	faces  map[faceKey]*faceEntry
 	fonts  map[string]*fontEntry
 	ras    *vector.Rasterizer // the PolyLines' rasterizer, reused
+	// dashesLeft is how many more dash pieces the render's PolyLines may cut (maxDashes in all).
+	dashesLeft int
 }
 
 func (r *renderer) warn(path, format string, args ...any) {

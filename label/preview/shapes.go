@@ -14,8 +14,8 @@ import (
 	"golang.org/x/image/vector"
 )
 
-// maxDashes bounds the dash pieces of one PolyLine, so that a pattern of tiny dashes along a
-// long line cannot make a render take forever.
+// maxDashes bounds the dash pieces of the PolyLines of one render, so that patterns of tiny
+// dashes along long lines cannot make a render take forever.
 const maxDashes = 100_000
 
 func (r *renderer) polyline(o *label.PolyLine, path string) {
@@ -60,10 +60,30 @@ func (r *renderer) polyline(o *label.PolyLine, path string) {
 			r.warn(path+".segments", "dash pattern shorter than a pixel; drawn solid")
 			dash = nil
 		}
-		segs = dashed(p, dash)
+		if dash != nil {
+			// The dashes are counted before they are cut: those of the whole render share
+			// maxDashes, so that a label of many PolyLines of tiny dashes cannot make a render
+			// allocate and take without bound.
+			pattern, on := 0.0, float64(len(dash)/2)
+			for _, d := range dash {
+				pattern += d
+			}
+			n := float64(len(p))
+			for i := 0; i+1 < len(p); i++ {
+				n += math.Hypot(p[i+1][0]-p[i][0], p[i+1][1]-p[i][1]) / pattern * on
+			}
+			if !(n <= float64(r.dashesLeft)) {
+				r.warn(path+".segments", "more than %d dashes in the label; drawn solid", maxDashes)
+				dash = nil
+			}
+		}
+		segs = dashed(p, dash, r.dashesLeft)
 		if segs == nil {
-			r.warn(path+".segments", "more than %d dashes; drawn solid", maxDashes)
-			segs = dashed(p, nil)
+			r.warn(path+".segments", "more than %d dashes in the label; drawn solid", maxDashes)
+			segs = dashed(p, nil, 0)
+		}
+		if dash != nil {
+			r.dashesLeft -= len(segs)
 		}
 	}
 	// The rasterizer covers only the line's bounds, clipped to the image.
@@ -163,8 +183,8 @@ func clipPolygon(p, tmp [][2]float64, box [4]float64) ([][2]float64, [][2]float6
 }
 
 // dashed cuts the polyline p into the "on" pieces of the dash pattern (lengths in pixels,
-// on, off, ...), carried over the corners; nil when there would be more than maxDashes.
-func dashed(p [][2]float64, dash []float64) [][2][2]float64 {
+// on, off, ...), carried over the corners; nil when there would be more than limit.
+func dashed(p [][2]float64, dash []float64, limit int) [][2][2]float64 {
 	var out [][2][2]float64
 	if dash == nil {
 		for i := 0; i+1 < len(p); i++ {
@@ -186,7 +206,7 @@ func dashed(p [][2]float64, dash []float64) [][2][2]float64 {
 					{a[0] + (b[0]-a[0])*t0, a[1] + (b[1]-a[1])*t0},
 					{a[0] + (b[0]-a[0])*t1, a[1] + (b[1]-a[1])*t1},
 				})
-				if len(out) > maxDashes {
+				if len(out) > limit {
 					return nil
 				}
 			}
