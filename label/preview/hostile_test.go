@@ -202,7 +202,7 @@ const (
 
 // withinBound runs every entry point on data (rendered within maxPixels) and returns the bytes
 // they allocated, the bound on them, and how long they took.
-func withinBound(tb testing.TB, data []byte, maxPixels int64) (alloc, limit uint64, took time.Duration) {
+func withinBound(tb testing.TB, data []byte, dpi float64, maxPixels int64) (alloc, limit uint64, took time.Duration) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	start := time.Now()
@@ -212,7 +212,7 @@ func withinBound(tb testing.TB, data []byte, maxPixels int64) (alloc, limit uint
 	}
 	_ = l.Validate()
 	_, _ = l.Fill(hostileEnv)
-	img, _, err := preview.Render(l, &preview.Options{Env: hostileEnv, MaxPixels: maxPixels})
+	img, _, err := preview.Render(l, &preview.Options{DPI: dpi, Env: hostileEnv, MaxPixels: maxPixels})
 	took = time.Since(start)
 	runtime.ReadMemStats(&after)
 	pixels := uint64(0)
@@ -235,9 +235,11 @@ func FuzzBounded(f *testing.F) {
 		{"type":"PolyLine","points":[0,0,1e6,20],"segments":[0.01,0.02,0.03]},{"type":"PolyLine","points":[0,5,1e6,5],"segments":[0.01,0.01]}]}`))
 	dashes := strings.Repeat(`{"type":"PolyLine","points":[0,1,1e6,1],"segments":[0.1,0.1]},`, 12)
 	f.Add([]byte(`{"format":3,"width":30,"height":20,"objs":[` + dashes + `{"type":"Rect"}]}`))
-	const maxPixels = 2 << 20
+	// At 50 dpi, within a quarter megapixel: the bound holds at any resolution, and a small
+	// image leaves the fuzzer's time to the objects.
+	const dpi, maxPixels = 50, 1 << 18
 	f.Fuzz(func(t *testing.T, data []byte) {
-		alloc, limit, took := withinBound(t, data, maxPixels)
+		alloc, limit, took := withinBound(t, data, dpi, maxPixels)
 		if alloc > limit {
 			t.Fatalf("%d bytes of label: %d bytes allocated, over the bound of %d", len(data), alloc, limit)
 		}
