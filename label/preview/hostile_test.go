@@ -324,3 +324,30 @@ func TestNestedGroupsBounded(t *testing.T) {
 		t.Errorf("500 objects under 64 groups: %d bytes allocated, %.2f times the flat label's %d", nested, float64(nested)/float64(flat), flat)
 	}
 }
+
+// TestTextBeyondEdgeNotLaidOut: a line of 256 KB running off the label's right edge costs
+// little more than a short one: what lies beyond the edge is not laid out (it allocated 270
+// bytes per byte of text).
+func TestTextBeyondEdgeNotLaidOut(t *testing.T) {
+	render := func(data []byte) uint64 {
+		l, err := label.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if _, _, err := preview.Render(l, &preview.Options{DPI: 300, Env: hostileEnv}); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	short, wide := wideText(120), wideText(256<<10)
+	a, b := render(short), render(wide)
+	extra := float64(b-a) / float64(len(wide)-len(short))
+	t.Logf("a line of %d bytes: %d bytes allocated; of %d: %d (%.1f per byte more)", len(short), a, len(wide), b, extra)
+	if extra > 32 {
+		t.Errorf("a line of %d bytes beyond the label's edge: %.1f bytes allocated per byte, want at most 32", len(wide), extra)
+	}
+}

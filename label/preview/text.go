@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/labelprinter/go-labelprinter/label"
 	xdraw "golang.org/x/image/draw"
@@ -402,6 +403,18 @@ func (r *renderer) text(o *label.Text, path string) {
 	// the rasterizer allocate without bound.
 	limit := float64(max(r.img.Bounds().Dx(), r.img.Bounds().Dy()))
 	warned := map[string]bool{}
+	width := -1.0
+	if o.Width != nil && finite(*o.Width) && *o.Width > 0 {
+		width = *o.Width * r.sx
+	}
+	// Text beyond the label's right edge is not laid out: a line that is not wrapped, starts
+	// at its x (LEFT, anchored LEFT) and only moves right never comes back into view, so the
+	// rest of its paragraph is skipped, however long.
+	room := math.Inf(1)
+	if width < 0 && label.Or(o.HAlign, "LEFT") == "LEFT" && label.Or(o.HAnchor, "LEFT") == "LEFT" && ls >= 0 {
+		room = float64(r.img.Bounds().Dx()-px(label.Or(o.X, 0), r.sx)) + 1
+	}
+	used := 0.0 // how far the paragraph has gone
 	missing := ""
 	var buf sfnt.Buffer
 	var looks []look
@@ -428,10 +441,25 @@ func (r *renderer) text(o *label.Text, path string) {
 		}
 		looks = append(looks, look{fe: face, col: rn.st.color, em: em, stretch: stretch})
 		li := int32(len(looks) - 1)
-		for _, ch := range rn.text {
+		for i := 0; i < len(rn.text); {
+			ch, n := utf8.DecodeRuneInString(rn.text[i:])
+			i += n
 			if ch == '\n' {
 				paras = append(paras, cur)
-				cur = nil
+				cur, used = nil, 0
+				continue
+			}
+			if used > room {
+				// Past the edge: on to the next paragraph, leaving a space of no width
+				// whose look still sizes the line, as the skipped characters would.
+				if len(cur) == 0 || cur[len(cur)-1].look != li {
+					cur = append(cur, glyph{r: ' ', look: li})
+				}
+				if j := strings.IndexByte(rn.text[i:], '\n'); j >= 0 {
+					i += j
+				} else {
+					i = len(rn.text)
+				}
 				continue
 			}
 			c, adv, miss := layoutGlyph(face, fe.f, &buf, ch)
@@ -439,6 +467,7 @@ func (r *renderer) text(o *label.Text, path string) {
 				missing += string(ch)
 			}
 			cur = append(cur, glyph{r: c, look: li, adv: float64(adv)/64*stretch + ls})
+			used += cur[len(cur)-1].adv
 		}
 	}
 	paras = append(paras, cur)
@@ -446,10 +475,6 @@ func (r *renderer) text(o *label.Text, path string) {
 		r.warn(path+".text", "characters %q are not in the font; drawn as ?", missing)
 	}
 
-	width := -1.0
-	if o.Width != nil && finite(*o.Width) && *o.Width > 0 {
-		width = *o.Width * r.sx
-	}
 	type line struct {
 		g  []glyph
 		w  float64
