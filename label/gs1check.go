@@ -60,6 +60,12 @@ func (v *validator) gs1Apps(at string, apps []App) {
 // ending at a GS (0x1D) or at the end: objs[2].text: element 1: AI (17): month 13 does not
 // exist. Text holding dynamic text is checked once filled.
 func (v *validator) gs1Plain(at string, text string) {
+	if text[0] == '\x1d' {
+		// The symbol's FNC1 in first position is the printer's: a GS before the first AI is
+		// read as data, and the symbol scans as not GS1.
+		v.add(at+".text", "starts with a GS (0x1D): a -Plain string starts with its first AI")
+		return
+	}
 	els, err := gs1.ParseRaw(text)
 	if err != nil {
 		v.add(at+".text", "GS1 element string: "+err.Error())

@@ -311,6 +311,7 @@ func (v *validator) objects(objs []Object, path string) {
 		if p, ok := o.(props); ok {
 			v.props(p, at)
 		}
+		v.symbolData(at, o)
 		switch o := o.(type) {
 		case *Unknown:
 			if o.Type() == "" {

@@ -94,6 +94,13 @@ func (r *renderer) barcode(o label.Object, path string) {
 	var err error
 	var modX, modY int
 	col := color.RGBA{0, 0, 0, 255}
+	if emptyGS1(o) {
+		// A GS1 symbol with no element string would scan as an empty symbol, or as not GS1.
+		b := r.box(pos.Position(), px(20, r.sx), px(10, r.sy), path)
+		r.mark(b)
+		r.warn(path, "%s has no GS1 data; drawn as a marked box", o.Type())
+		return
+	}
 	switch o := o.(type) {
 	case *label.Code128:
 		mw := r.barWidth(path, o.BarWidth)
@@ -226,6 +233,23 @@ func (r *renderer) barcode(o label.Object, path string) {
 		return
 	}
 	r.drawMatrix(mat, modX, modY, col, pos.Position(), path)
+}
+
+// emptyGS1 reports a GS1 object without data: no apps, or an empty -Plain string.
+func emptyGS1(o label.Object) bool {
+	switch o := o.(type) {
+	case *label.GS1128:
+		return len(o.Apps) == 0
+	case *label.GS1DataMatrix:
+		return len(o.Apps) == 0
+	case *label.GS1QRCode:
+		return len(o.Apps) == 0
+	case *label.GS1DataMatrixPlain:
+		return label.Or(o.Text, "") == ""
+	case *label.GS1QRCodePlain:
+		return label.Or(o.Text, "") == ""
+	}
+	return false
 }
 
 // noEscapes refuses the characters gozxing's Code 128 writer reads as FNC1 to FNC4

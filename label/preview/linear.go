@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/labelprinter/go-labelprinter/label"
 )
 
 // Code 39 and ITF are drawn by this package, not a library, because their wide-to-narrow
 // ratio (barRatio) is a property of the label and the libraries fix it.
 
-// code39Chars are Code 39's characters in the order of code39Patterns.
-const code39Chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-. $/+%"
+// code39Chars are Code 39's characters in the order of code39Patterns: label's, whose
+// Validate refuses any other.
+const code39Chars = label.Code39Chars
 
 // code39Patterns are the nine elements (bar, space, ...) of each character, 1 = wide.
 var code39Patterns = [...]string{
