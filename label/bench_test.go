@@ -64,3 +64,21 @@ func BenchmarkMarshal50(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseValidateWarnings50 is ParseValidate50 with the GS1 symbol rules' Warnings,
+// as labels lint checks a label.
+func BenchmarkParseValidateWarnings50(b *testing.B) {
+	data := label50(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		l, err := Parse(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Validate(); err != nil {
+			b.Fatal(err)
+		}
+		_ = l.Warnings(0)
+	}
+}
