@@ -82,6 +82,8 @@ const (
 		"(ISO/IEC 16022 5.2, Annex P): gozxing's look-ahead changes them otherwise than BWIPP's"
 	gs1DMASCII = "the preview writes GS1 data in ASCII encodation with FNC1 (valid at every size it chooses); " +
 		"BWIPP changes to C40, Text or EDIFACT where they are shorter"
+	gs1DMLarger = "in ASCII encodation a lower-case letter or a punctuation mark takes a codeword, " +
+		"where BWIPP's Text and C40 take two thirds of one: a size larger"
 	qrModes = "QR Code lets an encoder change modes within the data (ISO/IEC 18004 7.4); the preview writes one " +
 		"mode for all of it, BWIPP changes between numeric, alphanumeric and byte where shorter"
 )
@@ -320,6 +322,23 @@ func refCases() []refCase {
 		cs = append(cs, refCase{name: fmt.Sprintf("GS1-QRCode-Plain %d digits at %s", v.digits, v.level),
 			obj:  `{"type":"GS1-QRCode-Plain","text":"` + text + `","moduleSize":0.3,"eccLevel":"` + v.level + `"}`,
 			bcid: "qrcode", text: "^FNC1" + text, opts: map[string]any{"parsefnc": true, "eclevel": v.level}, want: text})
+	}
+	// The alt cases whose symbol is larger than the smallest BWIPP encodes the data in.
+	larger := map[string]string{
+		"Code128 controls and lower case": "gozxing latches to code set A and back for each control character, " +
+			"two characters more than BWIPP's shifts",
+		"Code128 code set B":        "the label asks for code set B, where C would write the digits in pairs",
+		"GS1-DataMatrix lower case": gs1DMLarger, "GS1-DataMatrix-Plain lower case": gs1DMLarger,
+		"GS1-DataMatrix percent and punctuation": gs1DMLarger, "GS1-DataMatrix-Plain percent and punctuation": gs1DMLarger,
+	}
+	for i := range cs {
+		if r, ok := larger[cs[i].name]; ok {
+			cs[i].larger = r
+			delete(larger, cs[i].name)
+		}
+	}
+	if len(larger) != 0 {
+		panic(fmt.Sprintf("larger names no case: %v", larger))
 	}
 	return cs
 }

@@ -117,6 +117,10 @@ type refCase struct {
 	// alt, when set, says why the standard lets this data be encoded otherwise than BWIPP
 	// does: the symbol's decoded data and symbology identifier are compared, not its modules.
 	alt string
+	// larger, when set, says why the preview's symbol of an alt case is larger than the
+	// smallest BWIPP encodes the data in (modules across times down; PDF417 is not measured:
+	// its rows and columns are each encoder's own).
+	larger string
 }
 
 // Pixels per module at 254 dpi (10 pixels a mm): barWidth 0.3 and moduleSize 0.3.
@@ -340,6 +344,22 @@ func refMatches(d refDrawn, s bwSymbol) (bool, string) {
 	return true, ""
 }
 
+// refSize is the modules of the preview's symbol and of BWIPP's: across times down for a
+// matrix, across for a linear symbol.
+func refSize(d refDrawn, s bwSymbol) (int, int) {
+	if refKind(d.typ) == "2d" {
+		return d.w * d.h, s.W * s.H
+	}
+	ours, theirs := 0, 0
+	for _, r := range d.runs {
+		ours += r
+	}
+	for _, r := range s.SBS {
+		theirs += r
+	}
+	return ours, theirs
+}
+
 // refDecode reads the preview's symbol with gozxing: its data and symbology identifier.
 func refDecode(d refDrawn) (string, string, error) {
 	bmp, err := gozxing.NewBinaryBitmap(gozxing.NewHybridBinarizer(gozxing.NewLuminanceSourceFromImage(d.img)))
@@ -438,7 +458,23 @@ func TestReferenceEncoder(t *testing.T) {
 			file[i] = f
 		}
 	}
-	syms := bwipp(t, node, dir, reqs)
+	// Each alt case is also asked of BWIPP with nothing aligned, its smallest symbol.
+	own := map[int]int{}
+	all := reqs
+	for i, c := range cases {
+		if c.alt != "" && drawn[i].typ != "PDF417" {
+			opts := map[string]any{}
+			for k, v := range c.opts {
+				opts[k] = v
+			}
+			if strings.Contains(drawn[i].typ, "QRCode") {
+				opts["fixedeclevel"] = true
+			}
+			own[i] = len(all)
+			all = append(all, bwRequest{BCID: c.bcid, Text: c.text, Opts: opts})
+		}
+	}
+	syms := bwipp(t, node, dir, all)
 	zb := zbarFiles(t, zbar, files)
 	// Neither gozxing nor Debian's zbar reads PDF417: zxing-cpp reads those not BWIPP's.
 	zxFile := map[int]string{}
@@ -461,7 +497,7 @@ func TestReferenceEncoder(t *testing.T) {
 	if len(zxFiles) > 0 {
 		zx = zxingRead(t, zxingCpp(t), zxFiles)
 	}
-	same, decoded := 0, 0
+	same, decoded, larger := 0, 0, 0
 	for i, c := range cases {
 		d := drawn[i]
 		t.Run(c.name, func(t *testing.T) {
@@ -473,6 +509,7 @@ func TestReferenceEncoder(t *testing.T) {
 				}
 			}
 			ok, why := refMatches(d, syms[i])
+			sameSymbol := ok
 			switch {
 			case ok && c.alt != "":
 				t.Errorf("modules are BWIPP's: the case need not be compared by its decoded data (%s)", c.alt)
@@ -498,6 +535,15 @@ func TestReferenceEncoder(t *testing.T) {
 					decoded++
 				}
 			}
+			if k, ok := own[i]; ok && !sameSymbol {
+				ours, theirs := refSize(d, syms[k])
+				if (ours > theirs) != (c.larger != "") {
+					t.Errorf("the preview's symbol is %d modules, BWIPP's smallest %d; larger said %q", ours, theirs, c.larger)
+				}
+				if ours > theirs {
+					larger++
+				}
+			}
 			if f, ok := file[i]; ok && !(d.typ == "ITF" && len(c.want) < 6) { // zbar's ITF has 6 digits or more
 				want := c.want
 				if c.zbarWant != "" {
@@ -513,6 +559,6 @@ func TestReferenceEncoder(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d symbols compared with bwip-js %s: %d module for module, %d by decoded data and symbology identifier; %d read back by zbarimg",
-		len(cases), bwipjsVersion, same, decoded, len(files))
+	t.Logf("%d symbols compared with bwip-js %s: %d module for module, %d by decoded data and symbology identifier (%d of them larger than BWIPP's smallest); %d read back by zbarimg",
+		len(cases), bwipjsVersion, same, decoded, larger, len(files))
 }
