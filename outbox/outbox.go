@@ -175,6 +175,7 @@ type options struct {
 	// that hears nothing).
 	listenDSN string
 	probeWait time.Duration
+	listener  *PostgresListener // WithListener's, or nil
 }
 
 // WithRetryInterval sets the first wait before resending a Pending entry after a failure

@@ -154,6 +154,7 @@ type pgStore struct {
 	// listen DSN when there is one (pg_listen.go).
 	connCfg   *pgx.ConnConfig
 	listenDSN bool
+	shared    *PostgresListener // WithListener's: listens instead of a connection of this store's own
 	channel   string
 	hook      commitHook
 	log       *slog.Logger              // WithLogger's, or nil
@@ -192,8 +193,9 @@ type pgStore struct {
 // WithStateChange has to tell in memory until Close, other processes' changes included.
 // OpenPostgres checks that a notification it sends itself comes back within 3 s (one round
 // trip when it does); a DSN through a pooler in transaction mode, which does not carry
-// LISTEN, is refused with an error matching ErrNoNotifications unless WithListenDSN gives a
-// connection that hears it. Nothing waits on a notification alone: Wait reads its entry at
+// LISTEN, is refused with an error matching ErrNoNotifications unless WithListenDSN (or
+// WithListener, whose connection queues of one process share) gives a connection that hears
+// it. Nothing waits on a notification alone: Wait reads its entry at
 // least every 2 s, and a change this Outbox commits whose notification has not come within a
 // second is read back and told to WithStateChange then (the entry as it is by then: a state
 // in between may be skipped, but none is told twice or after a later one).
@@ -240,6 +242,9 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 		connCfg = lcfg.ConnConfig
 		secret = append(secret, lsecret...)
 	}
+	if o.listener != nil && o.listenDSN != "" {
+		return nil, invalid("OpenPostgres", "WithListener and WithListenDSN both given; the listener's DSN is the listen DSN")
+	}
 	ob := newOutbox(c, o)
 	ob.recheck = pgRecheck
 	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, abandon: pgconf.AbandonAfter(o.leaseTTL), secret: secret, connCfg: connCfg, listenDSN: o.listenDSN != "", hook: ob.hook(),
@@ -247,6 +252,10 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 		toldState: toldState{toldAt: map[uint64]time.Time{}, unheard: map[uint64]unheard{}}}
 	if o.clock != nil {
 		s.clock = o.clock
+	}
+	if l := o.listener; l != nil {
+		s.shared, s.listenDSN = l, l.dsn != dsn
+		s.secret = append(s.secret, l.secret...)
 	}
 	s.log = o.logger
 	s.onChange = func(r *record, own bool) {

@@ -66,17 +66,25 @@ type unheard struct {
 // listen starts the listener and returns once it LISTENs and has heard a notification it
 // sent itself (or could not, or did not within wait).
 func (s *pgStore) listen(wait time.Duration) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stopL = cancel
-	s.lDone = make(chan struct{})
-	s.ready = make(chan error, 1)
-	go s.listenLoop(ctx)
-	err := <-s.ready
+	var err error
+	if s.shared != nil {
+		s.lDone = make(chan struct{})
+		close(s.lDone)
+		s.stopL = func() { s.shared.remove(s) }
+		err = s.shared.add(s)
+	} else {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopL = cancel
+		s.lDone = make(chan struct{})
+		s.ready = make(chan error, 1)
+		go s.listenLoop(ctx)
+		err = <-s.ready
+	}
 	if err == nil && wait > 0 && !s.flushWithin(wait) {
 		err = s.deaf(wait)
 	}
 	if err != nil {
-		cancel()
+		s.stopL()
 		<-s.lDone
 		return err
 	}
