@@ -562,15 +562,26 @@ func (b *Bridge) runPair(ctx context.Context) error {
 	return err
 }
 
-// openShared opens each controller's outbox queue and ledger in the database.
+// openShared opens each controller's outbox queue and ledger in the database. The queues
+// share one listening connection: the server wakes every listening connection of the database
+// for every notification, so one per queue would cost it a wake-up per controller a change.
 func (b *Bridge) openShared(ctx context.Context) error {
+	listenDSN := b.pair.dsn
+	if b.pair.listen != "" {
+		listenDSN = b.pair.listen
+	}
+	listener, err := outbox.NewPostgresListener(listenDSN)
+	if err != nil {
+		field := "outbox.postgres.dsn"
+		if b.pair.listen != "" {
+			field = "outbox.postgres.listen_dsn"
+		}
+		return &ConfigError{Field: field, Err: err}
+	}
 	for _, ctl := range b.ctls {
 		q := queueName(b.cfg.Broker.ClientID, ctl.url)
-		opts := []outbox.Option{outbox.WithLeaseTTL(b.pair.ttl),
+		opts := []outbox.Option{outbox.WithLeaseTTL(b.pair.ttl), outbox.WithListener(listener),
 			outbox.WithStateChange(func(e outbox.Entry) { b.entryChanged(ctl, e) })}
-		if b.pair.listen != "" {
-			opts = append(opts, outbox.WithListenDSN(b.pair.listen))
-		}
 		ob, err := outbox.OpenPostgres(ctx, b.pair.dsn, q, ctl.client, opts...)
 		if errors.Is(err, outbox.ErrNoNotifications) {
 			// The configuration points at a pooler that does not carry LISTEN.
