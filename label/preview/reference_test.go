@@ -189,10 +189,9 @@ func refRender(t *testing.T, obj string) refDrawn {
 			break
 		}
 	}
-	// Dark as dark() says, read from the pixels at once (a call a pixel is slow under the race
-	// detector).
+	// The pixels are read at once: a call a pixel is slow under the race detector.
 	b := img.Bounds()
-	ink := make([]bool, b.Dx()*b.Dy())
+	ink := make([]bool, b.Dx()*b.Dy()) // dark as dark() says
 	box := image.Rectangle{Min: b.Max, Max: b.Min}
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		row := img.Pix[img.PixOffset(b.Min.X, y):]
@@ -215,13 +214,13 @@ func refRender(t *testing.T, obj string) refDrawn {
 	if box.Empty() {
 		t.Fatalf("%s: nothing drawn", obj)
 	}
-	dark := func(_ *image.RGBA, x, y int) bool { return ink[(y-b.Min.Y)*b.Dx()+x-b.Min.X] }
+	at := func(x, y int) bool { return ink[(y-b.Min.Y)*b.Dx()+x-b.Min.X] }
 	// The crop keeps a quiet zone of 10 modules of the background around the box.
 	crop := box.Inset(-10 * refPx).Intersect(b)
 	d.img = image.NewGray(crop)
 	for y := crop.Min.Y; y < crop.Max.Y; y++ {
 		for x := crop.Min.X; x < crop.Max.X; x++ {
-			if !dark(img, x, y) {
+			if !at(x, y) {
 				d.img.Pix[d.img.PixOffset(x, y)] = 255
 			}
 		}
@@ -236,7 +235,7 @@ func refRender(t *testing.T, obj string) refDrawn {
 		var s strings.Builder
 		for y := 0; y < d.h; y++ {
 			for x := 0; x < d.w; x++ {
-				if dark(img, box.Min.X+x*refPx+refPx/2, box.Min.Y+y*my+my/2) {
+				if at(box.Min.X+x*refPx+refPx/2, box.Min.Y+y*my+my/2) {
 					s.WriteByte('1')
 				} else {
 					s.WriteByte('0')
@@ -248,7 +247,7 @@ func refRender(t *testing.T, obj string) refDrawn {
 		y := (box.Min.Y + box.Max.Y) / 2
 		prev, n := true, 0
 		for x := box.Min.X; x < box.Max.X; x++ {
-			if v := dark(img, x, y); v != prev {
+			if v := at(x, y); v != prev {
 				d.runs = append(d.runs, n)
 				prev, n = v, 0
 			}
