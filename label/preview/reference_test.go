@@ -444,7 +444,7 @@ func TestReferenceEncoder(t *testing.T) {
 	for i, c := range cases {
 		drawn[i] = refRender(t, c.obj)
 		reqs[i] = aligned(c, drawn[i])
-		if zbarType[drawn[i].typ] != "" {
+		if zbarType[drawn[i].typ] != "" && !(drawn[i].typ == "ITF" && len(c.want) < 6) { // zbar's ITF has 6 digits or more
 			f := filepath.Join(tmp, fmt.Sprintf("%03d.png", i))
 			var b bytes.Buffer
 			if err := png.Encode(&b, drawn[i].img); err != nil {
@@ -543,7 +543,7 @@ func TestReferenceEncoder(t *testing.T) {
 					larger++
 				}
 			}
-			if f, ok := file[i]; ok && !(d.typ == "ITF" && len(c.want) < 6) { // zbar's ITF has 6 digits or more
+			if f, ok := file[i]; ok {
 				want := c.want
 				if c.zbarWant != "" {
 					want = c.zbarWant
