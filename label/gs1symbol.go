@@ -22,6 +22,11 @@ const DefaultDPI = 300
 // FNC1 separators after variable-length values, not the leading FNC1 nor the check character.
 const GS1128MaxData = 48
 
+// GS1128MaxLengthMM is the longest a GS1-128 symbol may print, its quiet zones included, in mm
+// (GS1 General Specifications 5.4.4.3); the preview, which knows a symbol's modules, warns
+// past it.
+const GS1128MaxLengthMM = 165.10
+
 // symbology is a GS1 symbology as the symbol specification tables name it.
 type symbology int
 

@@ -135,6 +135,7 @@ func (r *renderer) barcode(o label.Object, path string) {
 		lin, err = oneD(oned.NewCode128Writer(), gozxing.BarcodeFormat_CODE_128, content, nil, mw, 10)
 		if lin != nil {
 			lin.heightPx = r.barHeight(path, o.BarHeight)
+			r.gs1128Length(lin, path)
 		}
 	case *label.Code39:
 		mw := r.barWidth(path, o.BarWidth)

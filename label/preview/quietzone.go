@@ -4,7 +4,12 @@ import (
 	"fmt"
 	"image"
 	"strings"
+
+	"github.com/labelprinter/go-labelprinter/label"
 )
+
+// The symbol rules the preview checks, knowing each symbol's modules: quiet zones and light
+// parts free of other marks, and GS1-128's length.
 
 // symbolZone is where one symbol drawn must stay free of other marks to scan: its quiet zone
 // (the symbology's own: 10X for Code 128 and GS1-128, 11X and 7X for EAN-13, 1X for Data
@@ -94,4 +99,16 @@ func (r *renderer) mmRect(b image.Rectangle) string {
 
 func fmtRange(axis string, lo, hi float64) string {
 	return fmt.Sprintf("%s %.1f..%.1f mm", axis, lo, hi)
+}
+
+// gs1128Length warns when a GS1-128 with its quiet zones prints longer than the GS1 General
+// Specifications allow (label.GS1128MaxLengthMM).
+func (r *renderer) gs1128Length(l *linear, path string) {
+	w := l.quiet[0] + l.quiet[1]
+	for _, v := range l.runs {
+		w += v
+	}
+	if mm := float64(w) / r.sx; mm > label.GS1128MaxLengthMM {
+		r.warn(path, "GS1-128 with its quiet zones is %.1f mm long, over the %.2f mm the GS1 General Specifications allow", mm, label.GS1128MaxLengthMM)
+	}
 }

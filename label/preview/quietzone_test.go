@@ -54,3 +54,48 @@ func TestQuietZonesMarked(t *testing.T) {
 		})
 	}
 }
+
+// TestQuietZonesBounded: the check reads at most 4 times the image's pixels, so a label of many
+// symbols over each other costs no more than a few images; the symbols past it are warned
+// about as not checked.
+func TestQuietZonesBounded(t *testing.T) {
+	objs := ""
+	for i := 0; i < 20; i++ {
+		if i > 0 {
+			objs += ","
+		}
+		objs += `{"type":"GS1-QRCode","x":5,"y":5,"moduleSize":0.8,"apps":[["10","A"]]}`
+	}
+	_, w := render(t, parse(t, `{"format":3,"width":30,"height":30,"objs":[`+objs+`]}`), &preview.Options{DPI: 254})
+	var got []string
+	for _, x := range w {
+		got = append(got, x.String())
+	}
+	// Each symbol with its zone is 23.2 x 23.2 mm of the 30 x 30 mm image (and marks none of
+	// the others, all alike): 6 are read, then the seventh is past the budget.
+	if len(got) != 1 || got[0] != "objs[6]: the quiet zones of this and 13 more symbols were not checked for other marks: the label's symbols cover over 4 times its area" {
+		t.Errorf("%d warnings:\n%q", len(got), got)
+	}
+}
+
+// TestGS1128Length: a GS1-128 with its quiet zones longer than 165.10 mm is warned about; the
+// same data at half the X-dimension is not.
+func TestGS1128Length(t *testing.T) {
+	for _, c := range []struct {
+		barWidth string
+		want     []string
+	}{
+		{"0.508", nil},
+		{"1.016", []string{"objs[0]: GS1-128 with its quiet zones is 178.8 mm long, over the 165.10 mm the GS1 General Specifications allow"}},
+	} {
+		_, w := render(t, parse(t, `{"format":3,"width":200,"height":40,"objs":[{"type":"GS1-128","x":11,"y":5,"barHeight":32,"barWidth":`+
+			c.barWidth+`,"apps":[["00","106141411234567897"]]}]}`), &preview.Options{DPI: 300})
+		var got []string
+		for _, x := range w {
+			got = append(got, x.String())
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("barWidth %s: %q", c.barWidth, got)
+		}
+	}
+}
