@@ -2,6 +2,7 @@ package printersim
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +93,29 @@ func TestPrintingFillsDynamicText(t *testing.T) {
 			t.Errorf("printed %s, want %q", got, want)
 		}
 		clock.Add(24 * time.Hour)
+	}
+}
+
+// TestSimulationBounded: /simulation of a label of 1 MB whose text nests 64 codes around its
+// body allocates a small multiple of the label (each level copied the body and reported it,
+// about 1 GB a request for 11 MB).
+func TestSimulationBounded(t *testing.T) {
+	s := startSim(t)
+	body := strings.Repeat("x", 1<<20)
+	lbl := `{"format":3,"width":50,"height":30,"objs":[{"type":"Text","text":"` +
+		strings.Repeat("{VARIABLE;", 64) + body + strings.Repeat("}", 64) + `"}]}`
+	s.want("PUT", "/api/v3/labels/L", "application/json", lbl, 204)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got := s.want("GET", "/api/v3/labels/L/simulation", "", "", 200)
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("a %d-byte label: %.1f MB allocated by /simulation (%.0f per byte)", len(lbl), float64(alloc)/1e6, float64(alloc)/float64(len(lbl)))
+	if alloc > 48*uint64(len(lbl)) {
+		t.Errorf("/simulation of a %d-byte label: %d bytes allocated, want at most 48 per byte", len(lbl), alloc)
+	}
+	if !strings.Contains(string(got), body) {
+		t.Error("the text was not left as written")
 	}
 }

@@ -377,3 +377,31 @@ func TestBigPNGDecodedAtPrintSize(t *testing.T) {
 		t.Errorf("a PNG of 2000 x 2000 16-bit pixels: %d bytes allocated, %d more than one of 300 x 300; want at most 4 MiB more", b, b-a)
 	}
 }
+
+// BenchmarkNestedGroups runs each entry point on 500 ordinary objects, flat and under 64
+// nested groups (rendered at 25 dpi, where the objects' work shows beside the image's).
+func BenchmarkNestedGroups(b *testing.B) {
+	for _, depth := range []int{0, 64} {
+		data := nestedGroups(500, depth)
+		l, err := label.Parse(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, st := range []struct {
+			name string
+			run  func()
+		}{
+			{"Parse", func() { _, _ = label.Parse(data) }},
+			{"Validate", func() { _ = l.Validate() }},
+			{"Fill", func() { _, _ = l.Fill(hostileEnv) }},
+			{"Render", func() { _, _, _ = preview.Render(l, &preview.Options{DPI: 25, Env: hostileEnv}) }},
+		} {
+			b.Run(fmt.Sprintf("%s/depth=%d", st.name, depth), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					st.run()
+				}
+			})
+		}
+	}
+}
