@@ -125,7 +125,7 @@ func decodePNGScaled(data []byte, box, vis image.Rectangle) (*image.RGBA, error)
 			o := out.PixOffset(vis.Min.X, dy)
 			if first {
 				for i, sx := range sxs {
-					r, g, b, a := pngPixel(row, sx, ctype, depth, palette, trns).RGBA()
+					r, g, b, a := pngPixel(row, sx, ctype, depth, palette, trns)
 					out.Pix[o+4*i], out.Pix[o+4*i+1], out.Pix[o+4*i+2], out.Pix[o+4*i+3] = uint8(r>>8), uint8(g>>8), uint8(b>>8), uint8(a>>8)
 				}
 				first = false
@@ -193,20 +193,22 @@ func abs(v int) int {
 	return v
 }
 
-// pngPixel is the colour of pixel x of an unfiltered row, as image/png decodes it.
-func pngPixel(row []byte, x int, ctype, depth byte, palette []color.Color, trns []byte) color.Color {
+// pngPixel is the colour of pixel x of an unfiltered row, as image/png decodes it, in
+// premultiplied 16-bit RGBA (color.Color's RGBA), taken of each concrete colour so that no
+// pixel is boxed in an interface.
+func pngPixel(row []byte, x int, ctype, depth byte, palette []color.Color, trns []byte) (r, g, b, a uint32) {
 	u16 := func(i int) uint16 { return uint16(row[i])<<8 | uint16(row[i+1]) }
 	switch ctype {
 	case 0:
 		if depth == 16 {
 			v := u16(2 * x)
 			if len(trns) >= 2 && v == uint16(trns[0])<<8|uint16(trns[1]) {
-				return color.NRGBA64{v, v, v, 0}
+				return color.NRGBA64{v, v, v, 0}.RGBA()
 			}
 			if len(trns) >= 2 {
-				return color.NRGBA64{v, v, v, 0xffff}
+				return color.NRGBA64{v, v, v, 0xffff}.RGBA()
 			}
-			return color.Gray16{v}
+			return color.Gray16{v}.RGBA()
 		}
 		v := sub(row, x, depth)
 		g := v * (255 / (1<<depth - 1))
@@ -215,9 +217,9 @@ func pngPixel(row []byte, x int, ctype, depth byte, palette []color.Color, trns 
 			if uint16(v) == uint16(trns[0])<<8|uint16(trns[1]) {
 				a = 0
 			}
-			return color.NRGBA{g, g, g, a}
+			return color.NRGBA{g, g, g, a}.RGBA()
 		}
-		return color.Gray{g}
+		return color.Gray{g}.RGBA()
 	case 2:
 		if depth == 16 {
 			r, g, b := u16(6*x), u16(6*x+2), u16(6*x+4)
@@ -226,9 +228,9 @@ func pngPixel(row []byte, x int, ctype, depth byte, palette []color.Color, trns 
 				if r == uint16(trns[0])<<8|uint16(trns[1]) && g == uint16(trns[2])<<8|uint16(trns[3]) && b == uint16(trns[4])<<8|uint16(trns[5]) {
 					a = 0
 				}
-				return color.NRGBA64{r, g, b, a}
+				return color.NRGBA64{r, g, b, a}.RGBA()
 			}
-			return color.RGBA64{r, g, b, 0xffff}
+			return color.RGBA64{r, g, b, 0xffff}.RGBA()
 		}
 		r, g, b := row[3*x], row[3*x+1], row[3*x+2]
 		if len(trns) >= 6 {
@@ -236,27 +238,27 @@ func pngPixel(row []byte, x int, ctype, depth byte, palette []color.Color, trns 
 			if r == trns[1] && g == trns[3] && b == trns[5] {
 				a = 0
 			}
-			return color.NRGBA{r, g, b, a}
+			return color.NRGBA{r, g, b, a}.RGBA()
 		}
-		return color.RGBA{r, g, b, 0xff}
+		return color.RGBA{r, g, b, 0xff}.RGBA()
 	case 3:
 		i := int(sub(row, x, depth))
 		if i < len(palette) {
-			return palette[i]
+			return palette[i].RGBA()
 		}
-		return color.RGBA{0, 0, 0, 0xff} // image/png refuses an index past the palette; drawn black
+		return color.RGBA{0, 0, 0, 0xff}.RGBA() // image/png refuses an index past the palette; drawn black
 	case 4:
 		if depth == 16 {
 			v := u16(4 * x)
-			return color.NRGBA64{v, v, v, u16(4*x + 2)}
+			return color.NRGBA64{v, v, v, u16(4*x + 2)}.RGBA()
 		}
 		v := row[2*x]
-		return color.NRGBA{v, v, v, row[2*x+1]}
+		return color.NRGBA{v, v, v, row[2*x+1]}.RGBA()
 	default: // 6
 		if depth == 16 {
-			return color.NRGBA64{u16(8 * x), u16(8*x + 2), u16(8*x + 4), u16(8*x + 6)}
+			return color.NRGBA64{u16(8 * x), u16(8*x + 2), u16(8*x + 4), u16(8*x + 6)}.RGBA()
 		}
-		return color.NRGBA{row[4*x], row[4*x+1], row[4*x+2], row[4*x+3]}
+		return color.NRGBA{row[4*x], row[4*x+1], row[4*x+2], row[4*x+3]}.RGBA()
 	}
 }
 
