@@ -2,16 +2,26 @@ package pgtest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
 )
 
+// TestMain stops the shared server before looking for leaked goroutines: the one that waits
+// for the server's process ends only when the server has stopped, and must end then.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	Stop()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: Errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 
