@@ -46,14 +46,16 @@ import (
 // application layer: a publication whose PUBACK does not come is published again as a new
 // message (a new packet identifier) on a new connection, and now and then one that was
 // acknowledged is published again much later. It sends cancels naming 0 attempts of ids it
-// publishes only once the cancel is answered (tombstones), cancels of earlier ids, and
-// resends of ids it saw sent. An operator resends each unknown id (naming its attempts) only
-// when the printer's journal shows it never printed. The printers' journal is the ground
+// publishes only once the cancel is answered (tombstones), cancels of earlier ids and of ids
+// it saw unknown, resends of ids it saw sent, and abortPrints, one per printer at a time. An
+// operator resends each unknown id (naming its attempts) only when the printer's journal
+// shows it never printed, and repeats that resend later. The printers' journal is the ground
 // truth; after every step of the schedule, and fully once every fault healed:
 //
 //   - each (printer, id) is printed at most once, on its own printer;
 //   - each printer prints its ids in publication order (ids the operator resent aside);
 //   - an id whose cancel was answered done is never printed (a tombstone included);
+//   - no abortPrint reaches a printer after its command was answered;
 //   - every entry settles once the faults heal: sent and printed once, unknown and printed
 //     once, or cancelled, expired or rejected and never printed;
 //   - every command the broker acknowledged is answered on its Response Topic.
