@@ -62,5 +62,7 @@
 // {SHIFTCODE;Shift}, {VARIABLE;Name}) from an [Env]. Validate checks that the braces of every
 // property that may hold dynamic text balance, and checks a value holding dynamic text (a GS1
 // value, EAN-13 data) once filled: [Label.Fill] returns a copy filled from an Env, which
-// Validate then checks as it will print.
+// Validate then checks as it will print. [Label.Lint] does both at every shape the label's
+// dynamic text can take: dates today, on 31 December, 1 January and 29 February, counters at
+// their least and largest values ({YEAR} inside AI (17) is a problem at every one).
 package label

@@ -74,7 +74,7 @@ func ProblemsOf(err error) Problems {
 // with errors.Join (each a [*Problem]; [ProblemsOf] lists them), or nil. It checks mandatory
 // properties, the shape of every known property, enum values, numbers that must be positive or
 // in a range, points, ITF, EAN-13 and UPC-A data and check digits, DataMatrix and QR sizes,
-// the braces of dynamic text, and GS1 apps and -Plain strings against the GS1 Barcode Syntax
+// each symbology's character set and capacity (symbology.go), the braces of dynamic text, and GS1 apps and -Plain strings against the GS1 Barcode Syntax
 // Dictionary (package gs1: "objs[0].apps[1]: AI (02) needs AI (37)"). An object type or
 // property close to a known one is a problem with "did you mean" (GS1128, barheight); other
 // unknown objects and properties are not problems.
