@@ -54,7 +54,9 @@
 // [github.com/labelprinter/go-labelprinter/label/gs1]: each AI known, its value's length,
 // character set, check digits, dates and other content rules, and the AIs that must or must
 // not appear together over all the GS1 symbols of the label, named on the entry of the AI
-// that has the rule (objs[0].apps[1]: AI (02) needs AI (37)).
+// that has the rule (objs[0].apps[1]: AI (02) needs AI (37)). [Label.Warnings] says where a
+// GS1 symbol breaks the GS1 General Specifications' symbol rules for its application, read
+// from its AIs: X-dimension range and minimum bar height as printed, GS1-128's 48 characters.
 //
 // # Dynamic text
 //

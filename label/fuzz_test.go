@@ -11,7 +11,8 @@ import (
 )
 
 // FuzzParseRoundTrip: whatever Parse accepts is written back semantically equal to the input,
-// and parsing that again gives the same label, written the same way; Validate never panics.
+// and parsing that again gives the same label, written the same way; Validate and Warnings
+// never panic.
 func FuzzParseRoundTrip(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
 	for _, name := range files {
@@ -29,6 +30,7 @@ func FuzzParseRoundTrip(f *testing.F) {
 			return
 		}
 		_ = l.Validate()
+		_ = l.Warnings(0)
 		out, err := json.Marshal(l)
 		if err != nil {
 			t.Fatalf("Marshal: %v", err)

@@ -277,9 +277,17 @@ type symbolWarner struct {
 
 func (w *symbolWarner) add(path, msg string) { w.ps = append(w.ps, &Problem{Path: path, Msg: msg}) }
 
-// printed returns a length as the printer prints it, in whole dots (at least one), and the dots.
+// printed returns a length as the printer prints it, in whole dots (at least one, at most
+// 2^30 as in the preview), and the dots: the preview's rounding, half away from zero.
 func printed(mm, dpi float64) (float64, int) {
-	dots := max(int(math.Round(mm*dpi/25.4)), 1)
+	v := math.Round(mm * (dpi / 25.4))
+	dots := 1
+	switch {
+	case v >= 1<<30:
+		dots = 1 << 30
+	case v > 1:
+		dots = int(v)
+	}
 	return float64(dots) * 25.4 / dpi, dots
 }
 

@@ -92,6 +92,9 @@ func TestWarningsSymbolTables(t *testing.T) {
 		{"GIAI GS1-128 too low", ``,
 			`{"type":"GS1-128","barWidth":0.25,"barHeight":10,"apps":[["8004","95011015ABC"]]}`, 0,
 			[]string{"objs[0].barHeight: bar height 9.991 mm is under 12.700 mm, the least GS1 symbol specification table 9 allows for GS1-128 on a GDTI, GRAI, GIAI or GLN, AI (253), (8003), (8004) or (414)"}},
+		{"a huge barWidth is as wide as the preview draws it", ``,
+			`{"type":"GS1-128","barWidth":1e300,"barHeight":32,"apps":[["01","09501101530003"]]}`, 0,
+			[]string{"objs[0].barWidth: X-dimension 90910141.099 mm (1073741824 dots at 300 dpi) is over 1.016 mm, the most GS1 symbol specification table 2 allows for GS1-128 on a trade item in general distribution, AI (01) or (02)"}},
 		{"no application: no table", ``,
 			`{"type":"GS1-128","barWidth":0.1,"barHeight":3,"apps":[["10","LOT1"]]}`, 0, nil},
 	} {
