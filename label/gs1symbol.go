@@ -243,8 +243,7 @@ func (l *Label) Warnings(dpi float64) Problems {
 				}
 			}
 		}
-		if len(rows) == 0 {
-			w.add(at, sym.String()+" is not in the GS1 symbol specification "+tableNames(app.tables)+" for "+app.name)
+		if len(rows) == 0 { // each application is decided only for symbologies its tables hold
 			return true
 		}
 		switch o := o.(type) {
