@@ -154,7 +154,7 @@ type nemesisEvent struct {
 // work is the machine's.
 func nemesisSchedule(seed uint64, p nemesisParams) []nemesisEvent {
 	rng := rand.New(rand.NewPCG(seed, 0x6e656d))
-	between := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(rng.Int64N(int64(hi-lo)+1)) }
+	between := func(lo, hi time.Duration) time.Duration { return nemesis.Between(rng, lo, hi) }
 	var ev []nemesisEvent
 	add := func(at time.Duration, kind, desc string, do func(*nemesisWorld)) {
 		ev = append(ev, nemesisEvent{at: at, kind: kind, desc: desc, do: do})
@@ -172,28 +172,7 @@ func nemesisSchedule(seed uint64, p nemesisParams) []nemesisEvent {
 			if linkFree[l] > at {
 				continue
 			}
-			var mode faultproxy.Mode
-			var d, delay time.Duration
-			switch rng.IntN(4) {
-			case 0:
-				mode, d = faultproxy.Blackhole, between(200*time.Millisecond, 5*p.ttl/2)
-			case 1:
-				mode, d = faultproxy.Freeze, between(200*time.Millisecond, 5*p.ttl/2)
-				if l.which == 1 {
-					// A request written into a frozen link reaches the printer when it thaws;
-					// no fence can call it back. A printer's link freezes for less than the
-					// lease's margin (1/5 of it), the window the outbox documents.
-					d = between(10*time.Millisecond, p.ttl/10)
-				}
-			case 2:
-				mode, d = faultproxy.Reset, between(50*time.Millisecond, p.ttl)
-			default:
-				mode, d = faultproxy.Pass, between(500*time.Millisecond, 3*p.ttl)
-				delay = between(time.Millisecond, p.ttl/4)
-				if l.which == 1 {
-					delay = between(time.Millisecond, p.ttl/25) // as for a freeze
-				}
-			}
+			mode, d, delay := nemesis.LinkFault(rng, p.ttl, l.which == 1)
 			linkFree[l] = at + d
 			name := fmt.Sprintf("runner %d's %s link", l.runner, linkName[l.which])
 			if mode == faultproxy.Pass {

@@ -23,6 +23,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/labelprinter/go-labelprinter/internal/faultproxy"
 )
 
 // Print is one print job a printer acted on: the printer's name on its controller and the
@@ -248,4 +250,40 @@ func LogDir(t testing.TB, seed uint64) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// Between returns a duration drawn from rng between lo and hi, both included.
+func Between(rng *rand.Rand, lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
+}
+
+// LinkFault draws the fault of one link of a process that holds a lease of ttl: a mode held
+// for d (blackhole or freeze for 0.2 s to 2.5 TTLs, reset for 50 ms to 1 TTL), or Pass with
+// each chunk delay late for d (slow: 0.5 to 3 TTLs, up to a quarter of a TTL a chunk).
+//
+// A request written into a frozen or slow link reaches the printer when the link lets it
+// through, and no fence can call it back: that is the window the lease leaves open, a request
+// written before the holder's deadline that arrives after the takeover. So a link to the
+// printers (printer true) freezes for less than a tenth of the TTL and slows by less than a
+// twenty-fifth of it, inside the fifth of the TTL between the deadline and the earliest
+// takeover.
+func LinkFault(rng *rand.Rand, ttl time.Duration, printer bool) (mode faultproxy.Mode, d, delay time.Duration) {
+	switch rng.IntN(4) {
+	case 0:
+		mode, d = faultproxy.Blackhole, Between(rng, 200*time.Millisecond, 5*ttl/2)
+	case 1:
+		mode, d = faultproxy.Freeze, Between(rng, 200*time.Millisecond, 5*ttl/2)
+		if printer {
+			d = Between(rng, 10*time.Millisecond, ttl/10)
+		}
+	case 2:
+		mode, d = faultproxy.Reset, Between(rng, 50*time.Millisecond, ttl)
+	default:
+		mode, d = faultproxy.Pass, Between(rng, 500*time.Millisecond, 3*ttl)
+		delay = Between(rng, time.Millisecond, ttl/4)
+		if printer {
+			delay = Between(rng, time.Millisecond, ttl/25)
+		}
+	}
+	return mode, d, delay
 }
