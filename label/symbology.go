@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/labelprinter/go-labelprinter/label/gs1"
+	"github.com/labelprinter/go-labelprinter/label/internal/pdf417"
 	"github.com/makiuchi-d/gozxing"
 	dmencoder "github.com/makiuchi-d/gozxing/datamatrix/encoder"
 	"github.com/makiuchi-d/gozxing/oned"
@@ -15,7 +16,8 @@ import (
 // This file holds each symbology's character set and capacity, checked before anything
 // prints: what a symbol cannot encode is a problem of the label, not a surprise at the
 // printer or a marked box in the preview. The limits are the encoders' own: Code 128's are
-// its writer's (gozxing, which the preview draws with), QR Code's and Data Matrix's come from
+// its writer's (gozxing, which the preview draws with), PDF417's its encoder's (package
+// pdf417, the preview's, at the level the preview draws), QR Code's and Data Matrix's come from
 // the symbol tables of ISO/IEC 18004 and 16022 as gozxing holds them, and Code 39's set is
 // Code39Chars, which the preview's Code 39 draws from.
 
@@ -64,6 +66,16 @@ func (v *validator) symbolData(at string, o Object) {
 	case *GS1DataMatrixPlain:
 		if s, ok := staticText(o.Text); ok {
 			v.dataMatrixFits(at, s, true, o.Size, Or(o.Rectangular, false))
+		}
+	case *PDF417:
+		if s, ok := staticText(o.Text); ok {
+			level := pdf417.Level(len(s))
+			if e := o.ErrorCorrection; e != nil && *e >= 0 && *e <= 8 {
+				level = byte(*e)
+			}
+			if err := pdf417.Fits(s, level); err != nil {
+				v.add(at+".text", err.Error())
+			}
 		}
 	case *GS1QRCode:
 		if raw, ok := gs1Data(o.Apps); ok {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/labelprinter/go-labelprinter/label"
 	"github.com/labelprinter/go-labelprinter/label/gs1"
-	"github.com/labelprinter/go-labelprinter/label/preview/internal/pdf417"
+	"github.com/labelprinter/go-labelprinter/label/internal/pdf417"
 	"github.com/makiuchi-d/gozxing"
 	"github.com/makiuchi-d/gozxing/oned"
 	"github.com/makiuchi-d/gozxing/qrcode/decoder"
@@ -441,15 +441,7 @@ func (r *renderer) pdf417(o *label.PDF417, path string) (m *matrix, err error) {
 			r.warn(path+"."+u.name, "%s is not drawn by the preview's PDF417 encoder; rows and columns are its own", u.name)
 		}
 	}
-	level := 2
-	switch n := len(text); {
-	case n > 320:
-		level = 5
-	case n > 160:
-		level = 4
-	case n > 40:
-		level = 3
-	}
+	level := int(pdf417.Level(len(text)))
 	if o.ErrorCorrection != nil {
 		if *o.ErrorCorrection < 0 || *o.ErrorCorrection > 8 {
 			r.warn(path+".errorCorrection", "errorCorrection %d outside 0 to 8; drawn %d", *o.ErrorCorrection, level)

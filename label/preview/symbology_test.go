@@ -52,8 +52,8 @@ func oneObject(t *testing.T, obj map[string]any) *label.Label {
 // (a character outside its set, more data than it holds, more than the size asked for holds,
 // no GS1 data) is a problem Validate reports before anything prints, and what it draws is
 // none, symbology by symbology, at the edges of each capacity (the last length that fits and
-// the first that does not, for each QR Code size and level and each of its modes, and for
-// Data Matrix sizes square and rectangular).
+// the first that does not, for each QR Code size and level and each of its modes, for Data
+// Matrix sizes square and rectangular, and for PDF417 at its levels).
 func TestValidateRefusesWhatCannotBeDrawn(t *testing.T) {
 	var checked, refused int
 	check := func(name string, obj map[string]any) bool {
@@ -145,5 +145,17 @@ func TestValidateRefusesWhatCannotBeDrawn(t *testing.T) {
 			}, 2*sz[0]*sz[1])
 		}
 	}
+	for _, ec := range []any{nil, 0, 8} {
+		for kind, data := range kinds {
+			edge(fmt.Sprintf("PDF417 errorCorrection %v %s", ec, kind), func(n int) map[string]any {
+				o := map[string]any{"type": "PDF417", "barWidth": 0.3, "text": data(n)}
+				if ec != nil {
+					o["errorCorrection"] = ec
+				}
+				return o
+			}, 8200)
+		}
+	}
+	check("PDF417 euro", map[string]any{"type": "PDF417", "barWidth": 0.3, "text": "5 €"})
 	t.Logf("%d symbols checked, %d of them not drawn as asked", checked, refused)
 }

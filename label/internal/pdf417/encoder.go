@@ -13,27 +13,58 @@ const (
 	stop_word        = 0x3fa29
 )
 
-// Encode returns the symbol of data at an error correction level from 0 to 8: its rows of
-// modules, true is a bar, each row the start pattern, the left row indicator, the data
-// columns, the right row indicator and the stop pattern.
-func Encode(data string, securityLevel byte) ([][]bool, error) {
+// Level is the error correction level a symbol of n bytes of data is encoded at when the
+// label does not set one: 2, 3 over 40 bytes, 4 over 160, 5 over 320.
+func Level(n int) byte {
+	switch {
+	case n > 320:
+		return 5
+	case n > 160:
+		return 4
+	case n > 40:
+		return 3
+	}
+	return 2
+}
+
+// Fits returns why data cannot be encoded in a PDF417 symbol at an error correction level from
+// 0 to 8 (more codewords than 90 rows of 30 columns hold, with the level's error correction),
+// or nil: what Encode refuses, without drawing the symbol.
+func Fits(data string, securityLevel byte) error {
+	_, _, _, err := layout(data, securityLevel)
+	return err
+}
+
+// layout is the data codewords of data and the columns and rows that hold them.
+func layout(data string, securityLevel byte) (dataWords []int, columns, rows int, err error) {
 	if securityLevel >= 9 {
-		return nil, fmt.Errorf("invalid security level %d", securityLevel)
+		return nil, 0, 0, fmt.Errorf("invalid security level %d", securityLevel)
 	}
 	// No mode packs more than 3 bytes in a codeword (numeric: 44 digits in 15), so longer
 	// data cannot fit maxRows x maxCols codewords: refused before it is encoded.
 	if len(data) > 3*maxRows*maxCols {
-		return nil, fmt.Errorf("unable to fit data in a PDF417 symbol: %d bytes, more than %d", len(data), 3*maxRows*maxCols)
+		return nil, 0, 0, fmt.Errorf("unable to fit data in a PDF417 symbol: %d bytes, more than %d", len(data), 3*maxRows*maxCols)
 	}
 	sl := securitylevel(securityLevel)
-	dataWords, err := highlevelEncode(data)
+	if dataWords, err = highlevelEncode(data); err != nil {
+		return nil, 0, 0, err
+	}
+	columns, rows = calcDimensions(len(dataWords), sl.ErrorCorrectionWordCount())
+	if columns < minCols || columns > maxCols || rows < minRows || rows > maxRows {
+		return nil, 0, 0, fmt.Errorf("unable to fit data in a PDF417 symbol: %d data codewords and %d of error correction (level %d), more than %d rows of %d columns hold", len(dataWords), sl.ErrorCorrectionWordCount(), securityLevel, maxRows, maxCols)
+	}
+	return dataWords, columns, rows, nil
+}
+
+// Encode returns the symbol of data at an error correction level from 0 to 8: its rows of
+// modules, true is a bar, each row the start pattern, the left row indicator, the data
+// columns, the right row indicator and the stop pattern.
+func Encode(data string, securityLevel byte) ([][]bool, error) {
+	dataWords, columns, rows, err := layout(data, securityLevel)
 	if err != nil {
 		return nil, err
 	}
-	columns, rows := calcDimensions(len(dataWords), sl.ErrorCorrectionWordCount())
-	if columns < minCols || columns > maxCols || rows < minRows || rows > maxRows {
-		return nil, fmt.Errorf("unable to fit data in a PDF417 symbol")
-	}
+	sl := securitylevel(securityLevel)
 	codeWords := encodeData(dataWords, columns, rows, sl)
 
 	width := (columns+4)*17 + 1
