@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
@@ -26,6 +27,16 @@ type Broker struct {
 // bound to 127.0.0.1; port 0 picks a free port (see Addr). l receives the broker's own log
 // lines; nil discards them.
 func StartBroker(addr string, l *slog.Logger) (*Broker, error) {
+	return startBroker(addr, l, connectWait)
+}
+
+// connectWait is how long the embedded broker waits for a new connection's CONNECT before it
+// closes the connection: one that never sends it would otherwise hold a goroutine and a
+// socket for good.
+const connectWait = 10 * time.Second
+
+// startBroker is StartBroker closing connections that send no CONNECT within wait.
+func startBroker(addr string, l *slog.Logger, wait time.Duration) (*Broker, error) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		addr = net.JoinHostPort("", addr)
 	}
@@ -53,8 +64,13 @@ func StartBroker(addr string, l *slog.Logger) (*Broker, error) {
 	if err := srv.AddHook(new(sessionHook), nil); err != nil {
 		return nil, err
 	}
-	tcp := listeners.NewTCP(listeners.Config{ID: "tcp", Address: addr})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	tcp := listeners.NewNet("tcp", connectDeadline{ln, wait})
 	if err := srv.AddListener(tcp); err != nil {
+		_ = ln.Close()
 		return nil, err
 	}
 	if err := srv.Serve(); err != nil {
@@ -122,4 +138,22 @@ func (h *sessionHook) OnPublish(_ *mqtt.Client, pk packets.Packet) (packets.Pack
 	h.last = max(h.last+1, pk.Created)
 	pk.Created = h.last
 	return pk, nil
+}
+
+// connectDeadline gives each connection it accepts a deadline wait away. The broker replaces
+// it with the keep-alive's once it has read the CONNECT, so only a connection that sends none
+// in time (or stalls sending it) is closed by it.
+type connectDeadline struct {
+	net.Listener
+	wait time.Duration
+}
+
+// Accept returns the next connection with its deadline set.
+func (l connectDeadline) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	_ = c.SetDeadline(time.Now().Add(l.wait))
+	return c, nil
 }

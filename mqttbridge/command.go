@@ -80,7 +80,8 @@ func parseCommand(name string, payload []byte) (cmd command, err error) {
 	for k := range members {
 		switch {
 		case k == "id":
-		case name == cmdPrintJob && (k == "job" || k == "expireAfter"):
+		case name == cmdPrintJob && k == "job":
+		case (name == cmdPrintJob || name == cmdTrigger) && k == "expireAfter":
 		case (name == cmdCancel || name == cmdResend) && k == "attempts":
 		default:
 			return cmd, invalidf("unknown member %q for %s", clip(k), name)
@@ -98,9 +99,6 @@ func parseCommand(name string, payload []byte) (cmd command, err error) {
 		// a publisher's retry with a new packet identifier) finds them changed and does nothing.
 		return cmd, invalidf(`"attempts" is required: send {"id":%q,"attempts":N} with the entry's attempts from P/outbox or the result`, clip(cmd.id))
 	}
-	if name != cmdPrintJob {
-		return cmd, nil
-	}
 	if raw, ok := members["expireAfter"]; ok {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
@@ -111,6 +109,9 @@ func parseCommand(name string, payload []byte) (cmd command, err error) {
 			return cmd, invalidf(`"expireAfter" must be a positive duration such as "10m"`)
 		}
 		cmd.expireAfter = d
+	}
+	if name != cmdPrintJob {
+		return cmd, nil
 	}
 	raw, ok := members["job"]
 	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
@@ -182,7 +183,15 @@ func decodeJob(raw json.RawMessage) (labelprinter.PrintJob, error) {
 			continue
 		}
 		if k == "labelData" {
-			job.LabelData = bytes.Clone(m)
+			// A label is an object; null reads as absent. The SDK would send a string or a
+			// number as it is, for the printer to refuse.
+			switch t := bytes.TrimSpace(m); {
+			case bytes.Equal(t, []byte("null")):
+			case len(t) > 0 && t[0] == '{':
+				job.LabelData = bytes.Clone(m)
+			default:
+				return labelprinter.PrintJob{}, invalidf("job.labelData: not a JSON object (a label)")
+			}
 			continue
 		}
 		if err := json.Unmarshal(m, v.Field(i).Addr().Interface()); err != nil {

@@ -28,8 +28,9 @@
 // result without its mark: one lost with a bridge killed before the broker's PUBACK comes at
 // least once. Invalid commands are answered "invalid", acknowledged and never executed;
 // a job member that is not one of the maker's documented print-job attributes, spelled
-// exactly, makes its command invalid. A job without "copies" prints on every trigger until it
-// is deselected.
+// exactly, makes its command invalid, and so does a labelData other than an object or null.
+// A job without "copies" prints on every trigger until it is deselected. A printJob or
+// trigger may carry "expireAfter", how long it may wait in the outbox before it expires.
 //
 // # Topics
 //
@@ -40,7 +41,9 @@
 // with a Will Delay Interval of 0).
 // Every result of a command also goes to its MQTT 5 Response Topic with its Correlation Data;
 // a command whose Response Topic is not a valid topic name, starts with "$" or lies under
-// <topic_prefix> is answered "invalid" on its result topic alone, and not executed.
+// <topic_prefix> is answered "invalid" on its result topic alone, and not executed. A
+// command on a topic whose result topic would be longer than MQTT allows is answered on
+// <topic_prefix>/bridge/result.
 // The README of cmd/labelprinter-mqtt has the payloads.
 //
 // # Pairs

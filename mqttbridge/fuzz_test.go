@@ -52,8 +52,11 @@ func FuzzParseCommand(f *testing.F) {
 				}
 			}
 		}
-		if cmd.name != cmdPrintJob && (cmd.job != nil || cmd.expireAfter != 0) {
+		if cmd.name != cmdPrintJob && cmd.job != nil || cmd.name != cmdPrintJob && cmd.name != cmdTrigger && cmd.expireAfter != 0 {
 			t.Fatalf("%s took printJob members", cmd.name)
+		}
+		if cmd.job != nil && len(cmd.job.LabelData) > 0 && bytes.TrimSpace(cmd.job.LabelData)[0] != '{' {
+			t.Fatalf("accepted labelData %s, not an object", cmd.job.LabelData)
 		}
 		if cmd.attempts != nil && (*cmd.attempts < 0 || cmd.name != cmdCancel && cmd.name != cmdResend) {
 			t.Fatalf("%s took attempts %d", cmd.name, *cmd.attempts)

@@ -69,7 +69,7 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 		return closed() // not a command topic: nothing to do
 	}
 	var rep reply
-	resultTopic := printerTopic(b.cfg.TopicPrefix, segment, topicResult)
+	resultTopic := commandResultTopic(b.cfg.TopicPrefix, segment)
 	if pb.Properties != nil && pb.Properties.ResponseTopic != "" {
 		rep = reply{topic: pb.Properties.ResponseTopic, corr: pb.Properties.CorrelationData}
 		// A caller cannot steer the bridge's output: such a command is refused on P/result.

@@ -31,6 +31,16 @@ func onlineTopic(prefix string) string              { return prefix + "/" + topi
 func printerTopic(prefix, name, leaf string) string { return prefix + "/" + name + "/" + leaf }
 func commandFilter(prefix string) string            { return prefix + "/+/" + topicCmd + "/+" }
 
+// commandResultTopic is where the results of a command on <prefix>/<segment>/cmd/... go:
+// <prefix>/<segment>/result, or the bridge's own <prefix>/bridge/result when that would be
+// longer than a topic name may be (a segment no printer has; a client would cut the name).
+func commandResultTopic(prefix, segment string) string {
+	if t := printerTopic(prefix, segment, topicResult); len(t) <= maxTopicLen {
+		return t
+	}
+	return printerTopic(prefix, bridgeSegment, topicResult)
+}
+
 // parseCommandTopic splits <prefix>/<segment>/cmd/<command>; ok is false for any other topic.
 func parseCommandTopic(prefix, topic string) (segment, command string, ok bool) {
 	rest, found := strings.CutPrefix(topic, prefix+"/")
