@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -57,7 +58,12 @@ const pgTimeout = 5 * time.Second
 
 // pair is a bridge's share of the database: its lease and the ledgers.
 type pair struct {
-	pool     *pgxpool.Pool
+	// pool is the pair's pool: at first one whose statements keep nothing in their sessions,
+	// then, once the outboxes found that the DSN reaches the server's own sessions, one that
+	// prepares them (named). first is the one opened first, closed with it.
+	pool     atomic.Pointer[pgxpool.Pool]
+	first    *pgxpool.Pool
+	poolCfg  *pgxpool.Config
 	dsn      string // with the password of password_file, for the outboxes
 	listen   string // outbox.postgres.listen_dsn, with that password too; "" without
 	secret   []string
@@ -102,10 +108,12 @@ func openPair(ctx context.Context, cfg *Config) (*pair, error) {
 	host, _ := os.Hostname()
 	p := &pair{dsn: dsn, listen: listen, secret: secret, clientID: cfg.Broker.ClientID, ttl: cfg.Outbox.LeaseTTL, now: time.Now,
 		owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:10])}
-	if p.pool, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
+	if p.first, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
 		return nil, p.fail("connecting", err)
 	}
-	err = pgx.BeginTxFunc(ctx, p.pool, pgconf.AbandonAfter(p.ttl).TxOptions(), func(tx pgx.Tx) error {
+	p.pool.Store(p.first)
+	p.poolCfg = pc
+	err = pgx.BeginTxFunc(ctx, p.db(), pgconf.AbandonAfter(p.ttl).TxOptions(), func(tx pgx.Tx) error {
 		// Transaction-scoped: bridges creating the tables at once wait for each other.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286136)`); err != nil {
 			return err
@@ -114,7 +122,7 @@ func openPair(ctx context.Context, cfg *Config) (*pair, error) {
 		return err
 	})
 	if err != nil {
-		p.pool.Close()
+		p.first.Close()
 		return nil, p.fail("creating the bridge tables", err)
 	}
 	return p, nil
@@ -147,7 +155,32 @@ func (p *pair) fail(what string, err error) error {
 
 // close closes the pool, waiting at most a second: a database that does not answer must not
 // hold up the end of Run (a lease not given up runs out on its own).
-func (p *pair) close() { pgconf.Close(p.pool, time.Second) }
+func (p *pair) close() {
+	if n := p.db(); n != p.first {
+		pgconf.Close(n, time.Second/2)
+	}
+	pgconf.Close(p.first, time.Second/2)
+}
+
+// db is the pool the pair's statements go through now.
+func (p *pair) db() *pgxpool.Pool { return p.pool.Load() }
+
+// named switches the pair to a pool that prepares each statement once per connection, so that
+// the server no longer parses and plans it on every call. Called once the outboxes have opened
+// on the DSN with no listen DSN: each heard its own notification through it, so it reaches
+// sessions of the server's own, which keep what is prepared in them, and not a pooler in
+// transaction mode. A DSN that chooses default_query_exec_mode itself keeps it; a pool that
+// cannot be made leaves the first in use.
+func (p *pair) named(ctx context.Context) {
+	if strings.Contains(p.dsn, "default_query_exec_mode") || p.db() != p.first {
+		return
+	}
+	cfg := p.poolCfg.Copy()
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	if n, err := pgxpool.NewWithConfig(ctx, cfg); err == nil {
+		p.pool.Store(n)
+	}
+}
 
 // acquire takes the lease if it is free or ran out. It returns whether this bridge now holds
 // it, and otherwise who does and how long its lease still runs by the database's clock. A lease
@@ -157,7 +190,7 @@ func (p *pair) acquire(ctx context.Context) (held bool, owner string, left time.
 	ctx, cancel := context.WithTimeout(ctx, pgTimeout)
 	defer cancel()
 	sent := p.now()
-	err = pgx.BeginTxFunc(ctx, p.pool, pgconf.AbandonAfter(p.ttl).TxOptions(), func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, p.db(), pgconf.AbandonAfter(p.ttl).TxOptions(), func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO labelprinter_mqtt_bridges (client_id) VALUES ($1) ON CONFLICT DO NOTHING`, p.clientID); err != nil {
 			return err
 		}
@@ -202,7 +235,7 @@ func (p *pair) extend(ctx context.Context, wait time.Duration) (sent time.Time, 
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	sent = p.now()
-	tag, err := p.pool.Exec(ctx, `UPDATE labelprinter_mqtt_bridges SET lease_until = now() + $3 * interval '1 microsecond'
+	tag, err := p.db().Exec(ctx, `UPDATE labelprinter_mqtt_bridges SET lease_until = now() + $3 * interval '1 microsecond'
 		WHERE client_id = $1 AND owner = $2 AND lease_until > now()`, p.clientID, p.owner, p.ttl.Microseconds())
 	if err != nil {
 		return sent, true, p.fail("renewing the bridge lease", err)
@@ -277,7 +310,7 @@ func (p *pair) bound(parent context.Context) (context.Context, *fence.Call) {
 func (p *pair) release(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, pgTimeout)
 	defer cancel()
-	_, err := p.pool.Exec(ctx, `UPDATE labelprinter_mqtt_bridges SET owner = '', lease_until = '-infinity'
+	_, err := p.db().Exec(ctx, `UPDATE labelprinter_mqtt_bridges SET owner = '', lease_until = '-infinity'
 		WHERE client_id = $1 AND owner = $2`, p.clientID, p.owner)
 	if err != nil {
 		return p.fail("giving up the bridge lease", err)
@@ -338,16 +371,16 @@ func (p *pair) openLedger(ctx context.Context, queue string) (*pgLedger, error) 
 		"error": "the bridge sending the abortPrint lost its lease (it stopped, or was cut off from the database) while it was out; it may or may not have reached the printer, and is never sent again",
 		"time":  time.Now().UTC(),
 	})
-	_, err := p.pool.Exec(ctx, `UPDATE labelprinter_mqtt_ledger SET record = record || $2::jsonb
+	_, err := p.db().Exec(ctx, `UPDATE labelprinter_mqtt_ledger SET record = record || $2::jsonb
 		WHERE queue = $1 AND kind = 'abort' AND record->>'state' = 'sending'`, queue, string(cut))
 	if err == nil {
 		// Earlier versions kept cancels and resends by packet identifier; nothing reads them.
-		_, err = p.pool.Exec(ctx, `DELETE FROM labelprinter_mqtt_ledger WHERE queue = $1 AND kind = 'delivery'`, queue)
+		_, err = p.db().Exec(ctx, `DELETE FROM labelprinter_mqtt_ledger WHERE queue = $1 AND kind = 'delivery'`, queue)
 	}
 	if err == nil {
 		// The reports are kept from the first start that knows them, by the database's clock,
 		// which stamps the entries too.
-		_, err = p.pool.Exec(ctx, `INSERT INTO labelprinter_mqtt_ledger (queue, kind, printer, id, record)
+		_, err = p.db().Exec(ctx, `INSERT INTO labelprinter_mqtt_ledger (queue, kind, printer, id, record)
 			VALUES ($1, 'reports-since', '', '', jsonb_build_object('since', now())) ON CONFLICT DO NOTHING`, queue)
 	}
 	if err != nil {
@@ -360,7 +393,7 @@ func (l *pgLedger) get(kind, printer, id string, v any) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
 	defer cancel()
 	var b []byte
-	err := l.p.pool.QueryRow(ctx, `SELECT record FROM labelprinter_mqtt_ledger
+	err := l.p.db().QueryRow(ctx, `SELECT record FROM labelprinter_mqtt_ledger
 		WHERE queue = $1 AND kind = $2 AND printer = $3 AND id = $4`, l.queue, kind, printer, id).Scan(&b)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
@@ -382,7 +415,7 @@ func (l *pgLedger) put(kind, printer, id string, v any) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
 	defer cancel()
-	tag, err := l.p.pool.Exec(ctx, `INSERT INTO labelprinter_mqtt_ledger (queue, kind, printer, id, record)
+	tag, err := l.p.db().Exec(ctx, `INSERT INTO labelprinter_mqtt_ledger (queue, kind, printer, id, record)
 		SELECT $1, $2, $3, $4, $5::jsonb FROM labelprinter_mqtt_bridges
 		WHERE client_id = $6 AND owner = $7 AND lease_until > now()
 		ON CONFLICT (queue, kind, printer, id) DO UPDATE SET record = EXCLUDED.record`,
@@ -427,7 +460,7 @@ func (l *pgLedger) reports() (map[string]string, time.Time, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
 	defer cancel()
-	rows, err := l.p.pool.Query(ctx, `SELECT id, record->>'mark' FROM labelprinter_mqtt_ledger
+	rows, err := l.p.db().Query(ctx, `SELECT id, record->>'mark' FROM labelprinter_mqtt_ledger
 		WHERE queue = $1 AND kind = 'report'`, l.queue)
 	if err != nil {
 		return nil, time.Time{}, l.p.fail("reading the ledger", err)
@@ -455,7 +488,7 @@ func (l *pgLedger) putReports(marks map[string]string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
 	defer cancel()
-	tag, err := l.p.pool.Exec(ctx, `INSERT INTO labelprinter_mqtt_ledger (queue, kind, printer, id, record)
+	tag, err := l.p.db().Exec(ctx, `INSERT INTO labelprinter_mqtt_ledger (queue, kind, printer, id, record)
 		SELECT $1, 'report', '', u.id, jsonb_build_object('mark', u.mark)
 		FROM unnest($2::text[], $3::text[]) AS u(id, mark), labelprinter_mqtt_bridges b
 		WHERE b.client_id = $4 AND b.owner = $5 AND b.lease_until > now()
@@ -473,7 +506,7 @@ func (l *pgLedger) putReports(marks map[string]string) error {
 func (l *pgLedger) dropReports(ids []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
 	defer cancel()
-	_, err := l.p.pool.Exec(ctx, `DELETE FROM labelprinter_mqtt_ledger WHERE queue = $1 AND kind = 'report' AND id = ANY($2)`, l.queue, ids)
+	_, err := l.p.db().Exec(ctx, `DELETE FROM labelprinter_mqtt_ledger WHERE queue = $1 AND kind = 'report' AND id = ANY($2)`, l.queue, ids)
 	if err != nil {
 		return l.p.fail("writing the ledger", err)
 	}
@@ -602,6 +635,9 @@ func (b *Bridge) openShared(ctx context.Context) error {
 		if ctl.view, err = newOutboxView(ob); err != nil {
 			return err
 		}
+	}
+	if b.pair.listen == "" {
+		b.pair.named(ctx)
 	}
 	return nil
 }

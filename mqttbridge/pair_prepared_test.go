@@ -43,7 +43,7 @@ func TestPairNoPreparedStatements(t *testing.T) {
 	if err := p.release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	conns := p.pool.AcquireAllIdle(ctx)
+	conns := p.db().AcquireAllIdle(ctx)
 	if len(conns) == 0 {
 		t.Fatal("the pool holds no idle connection to look into")
 	}
@@ -57,5 +57,59 @@ func TestPairNoPreparedStatements(t *testing.T) {
 		if n > 0 {
 			t.Errorf("a session of the pair's pool holds %d prepared statements; a pooler in transaction mode would break them", n)
 		}
+	}
+}
+
+// TestPairPreparedOnSessions: once a pair's bridge has opened its outboxes on a DSN with no
+// listen DSN (each heard its own notification through it, so it reaches the server's own
+// sessions), the lease and the ledger go through statements prepared once per connection:
+// after a printJob is answered, the pair's sessions hold some. With a listen DSN, as behind a
+// pooler in transaction mode, TestPairNoPreparedStatements' rule stays.
+func TestPairPreparedOnSessions(t *testing.T) {
+	for _, listen := range []bool{false, true} {
+		dsn := pgtest.DSN(t)
+		bk := newEmbedded(t)
+		pl := startPlant(t, "p1")
+		cfg := testConfig(t, bk.URL(), pl, "p1")
+		cfg.StateDir = ""
+		cfg.Outbox = OutboxConfig{Postgres: &PostgresConfig{DSN: dsn}, LeaseTTL: 2 * waitLimit}
+		if listen {
+			cfg.Outbox.Postgres.ListenDSN = dsn
+		}
+		w := watch(t, bk.URL(), prefix+"/#")
+		b, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br := runBridge(t, b)
+		w.waitOnline(1)
+		newSender(t, bk.URL()).send(cmdTopic("p1", "printJob"), printJobCmd("job"))
+		w.waitStates(resultTopic("p1"), "job", StateQueued, StateSent)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// The prepared statements of the pool's sessions that are idle: the lease's renewals
+		// keep one busy now and then, so the look is made again until one is found.
+		n, looked := 0, 0
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && (n == 0 || looked == 0); time.Sleep(10 * time.Millisecond) {
+			for _, c := range b.pair.db().AcquireAllIdle(ctx) {
+				var k int
+				err := c.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements`, pgx.QueryExecModeSimpleProtocol).Scan(&k)
+				c.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, looked = n+k, looked+1
+			}
+			if listen && looked > 0 {
+				break
+			}
+		}
+		cancel()
+		switch {
+		case listen && n > 0:
+			t.Errorf("with a listen DSN, the pair's sessions hold %d prepared statements; a pooler in transaction mode would break them", n)
+		case !listen && n == 0:
+			t.Errorf("on a DSN whose notifications came back, the pair's sessions hold no prepared statement (%d looked at)", looked)
+		}
+		br.stop(t)
 	}
 }
