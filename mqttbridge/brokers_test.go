@@ -2,6 +2,7 @@ package mqttbridge
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -54,6 +55,7 @@ func newEmbedded(t testing.TB) *embeddedBroker {
 type mosquitto struct {
 	bin, conf, addr string
 	cmd             *exec.Cmd
+	out             io.Writer // its stdout and stderr; nil is the test's stderr
 }
 
 func (m *mosquitto) URL() string { return "mqtt://" + m.addr }
@@ -62,6 +64,9 @@ func (m *mosquitto) start(t testing.TB) {
 	t.Helper()
 	m.cmd = exec.Command(m.bin, "-c", m.conf)
 	m.cmd.Stdout, m.cmd.Stderr = os.Stderr, os.Stderr
+	if m.out != nil {
+		m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
+	}
 	if err := m.cmd.Start(); err != nil {
 		t.Fatalf("starting mosquitto: %v", err)
 	}
