@@ -1,8 +1,6 @@
 package mqttbridge
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/labelprinter/go-labelprinter/internal/secretfile"
 	promconfig "github.com/prometheus/common/config"
 	"go.yaml.in/yaml/v2"
 )
@@ -305,29 +304,15 @@ func (b *BrokerConfig) validate() error {
 	return nil
 }
 
-// readPassword reads a password file, less one trailing newline. Its errors name the file
+// readPassword reads the broker's password file by the module's one rule (secretfile.Read),
+// refusing more than MQTT can carry. Its errors name the file
 // and never quote its content.
 func readPassword(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("%s: %w", path, pe.Err)
-		}
-		return nil, fmt.Errorf("%s: cannot read", path)
-	}
-	if t, ok := bytes.CutSuffix(b, []byte("\r\n")); ok {
-		b = t
-	} else {
-		b = bytes.TrimSuffix(b, []byte("\n"))
-	}
-	if len(b) == 0 {
-		return nil, fmt.Errorf("%s is empty", path)
-	}
-	if len(b) > 65535 {
+	b, err := secretfile.Read(path)
+	if err == nil && len(b) > 65535 {
 		return nil, fmt.Errorf("%s holds more than the 65535 bytes MQTT can carry", path)
 	}
-	return b, nil
+	return b, err
 }
 
 func hasControl(s string) bool {

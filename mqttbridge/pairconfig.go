@@ -2,12 +2,10 @@ package mqttbridge
 
 import (
 	"fmt"
-	"net/url"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/labelprinter/go-labelprinter/internal/secretfile"
 )
 
 // DefaultLeaseTTL is how long a bridge's lease, and its outbox lanes' leases, last without
@@ -56,25 +54,6 @@ func queueName(clientID, controllerURL string) string {
 	return clientID + " " + controllerURL
 }
 
-var dsnKVPassword = regexp.MustCompile(`(?:^|\s)password\s*=`)
-
-// dsnHasPassword reports whether a DSN as written carries a password, in a URL's userinfo or
-// query or as a keyword/value pair.
-func dsnHasPassword(dsn string) bool {
-	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		if _, ok := u.User.Password(); ok {
-			return true
-		}
-		for k := range u.Query() {
-			if strings.EqualFold(k, "password") {
-				return true
-			}
-		}
-		return false
-	}
-	return dsnKVPassword.MatchString(dsn)
-}
-
 // validateOutbox checks the outbox block after the printers' URLs are normalised.
 func (c *Config) validateOutbox() error {
 	pg := c.Outbox.Postgres
@@ -109,13 +88,13 @@ func (c *Config) validateOutbox() error {
 		}
 	}
 	if pg.PasswordFile != "" {
-		if dsnHasPassword(pg.DSN) {
+		if secretfile.DSNHasPassword(pg.DSN) {
 			return fieldErr("outbox.postgres", "dsn holds a password and password_file is set: keep the password in one place (the file)")
 		}
-		if dsnHasPassword(pg.ListenDSN) {
+		if secretfile.DSNHasPassword(pg.ListenDSN) {
 			return fieldErr("outbox.postgres", "listen_dsn holds a password and password_file is set: keep the password in one place (the file)")
 		}
-		if _, err := readPassword(pg.PasswordFile); err != nil {
+		if _, err := secretfile.Read(pg.PasswordFile); err != nil {
 			return &ConfigError{Field: "outbox.postgres.password_file", Err: err}
 		}
 	}
