@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labelprinter/go-labelprinter/internal/fence"
 	"github.com/labelprinter/go-labelprinter/internal/pgconf"
+	"github.com/labelprinter/go-labelprinter/internal/secretfile"
 	"github.com/labelprinter/go-labelprinter/outbox"
 )
 
@@ -83,14 +84,14 @@ func openPair(ctx context.Context, cfg *Config) (*pair, error) {
 	dsn, listen := pg.DSN, pg.ListenDSN
 	var secret []string
 	if pg.PasswordFile != "" {
-		pw, err := readPassword(pg.PasswordFile)
+		pw, err := secretfile.Read(pg.PasswordFile)
 		if err != nil {
 			return nil, &ConfigError{Field: "outbox.postgres.password_file", Err: err}
 		}
 		secret = append(secret, string(pw), url.QueryEscape(string(pw)), url.PathEscape(string(pw)))
-		dsn = withPassword(dsn, string(pw))
+		dsn = secretfile.WithPassword(dsn, string(pw))
 		if listen != "" {
-			listen = withPassword(listen, string(pw))
+			listen = secretfile.WithPassword(listen, string(pw))
 		}
 	}
 	pc, err := pgxpool.ParseConfig(dsn)
@@ -128,23 +129,9 @@ func openPair(ctx context.Context, cfg *Config) (*pair, error) {
 	return p, nil
 }
 
-// withPassword adds pw to a DSN that holds none.
-func withPassword(dsn, pw string) string {
-	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		user := ""
-		if u.User != nil {
-			user = u.User.Username()
-		}
-		u.User = url.UserPassword(user, pw)
-		return u.String()
-	}
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
-	return dsn + " password='" + r.Replace(pw) + "'"
-}
-
 // fail wraps a database error without the password.
 func (p *pair) fail(what string, err error) error {
-	msg := fmt.Sprintf("mqttbridge: PostgreSQL: %s: %v", what, err)
+	msg := fmt.Sprintf("mqttbridge: PostgreSQL: %s: %s", what, pgconf.Describe(err, pgconf.SSLModeAsked(p.dsn)))
 	for _, s := range p.secret {
 		if s != "" {
 			msg = strings.ReplaceAll(msg, s, "xxxxx")

@@ -128,6 +128,7 @@ const pgCols = `seq, id, printer, kind, job, expire_after, state, attempts, enqu
 
 // pgStore is one queue in PostgreSQL.
 type pgStore struct {
+	sslAsked bool // the DSN chose an sslmode: a refused TLS connection is worth saying
 	// pool is the store's pool: at first (and always, behind a pooler) one whose statements
 	// keep nothing in their sessions, then, once the DSN is known to reach the server's own
 	// sessions, one that prepares them (pg_listen.go's named). first is the one opened first,
@@ -247,7 +248,7 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	}
 	ob := newOutbox(c, o)
 	ob.recheck = pgRecheck
-	s := &pgStore{clock: time.Now, queue: queue, ttl: o.leaseTTL, abandon: pgconf.AbandonAfter(o.leaseTTL), secret: secret, connCfg: connCfg, listenDSN: o.listenDSN != "", hook: ob.hook(),
+	s := &pgStore{clock: time.Now, queue: queue, sslAsked: pgconf.SSLModeAsked(dsn), ttl: o.leaseTTL, abandon: pgconf.AbandonAfter(o.leaseTTL), secret: secret, connCfg: connCfg, listenDSN: o.listenDSN != "", hook: ob.hook(),
 		leases: laneLeases{ttl: o.leaseTTL}, owner: ownerName(), flushing: map[string]chan struct{}{}, newTold: map[uint64]bool{}, early: map[uint64]bool{},
 		toldState: toldState{toldAt: map[uint64]time.Time{}, unheard: map[uint64]unheard{}}}
 	if o.clock != nil {
@@ -409,7 +410,11 @@ func (s *pgStore) fail(what string, err error) error {
 	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrWrongState) || errors.Is(err, labelprinter.ErrInvalidArgument) {
 		return err // the outbox's own
 	}
-	return &pgError{msg: redact(fmt.Sprintf("outbox: PostgreSQL: %s: %v", what, err), s.secret), err: err}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		what = "connecting" // whatever was to be done next, nothing of it was
+	}
+	return &pgError{msg: redact(fmt.Sprintf("outbox: PostgreSQL: %s: %s", what, pgconf.Describe(err, s.sslAsked)), s.secret), err: err}
 }
 
 // setup creates the tables on first use and checks their version, under a transaction-scoped
@@ -434,7 +439,9 @@ func (s *pgStore) setup(ctx context.Context) error {
 		}
 		return nil
 	})
+	doing := "reading the outbox tables' version"
 	if errors.Is(err, errMissing) {
+		doing = "creating the outbox tables"
 		err = pgx.BeginTxFunc(ctx, s.db(), s.abandon.TxOptions(), func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286135)`); err != nil {
 				return err
@@ -451,7 +458,7 @@ func (s *pgStore) setup(ctx context.Context) error {
 		return err
 	}
 	if err != nil {
-		return s.fail("creating the outbox tables", err)
+		return s.fail(doing, err)
 	}
 	// Channels are the database's, not a schema's: the queue's is named for its schema too,
 	// so that a queue of the same name in another schema is not heard. The database names it
