@@ -35,7 +35,8 @@
 // a notification alone: Wait reads its entry every 2 s, and the Outbox's own changes whose
 // notification does not come are read back and told within 2 s. A queue belongs to the
 // controller of the first client that opens it: a client of another controller is refused
-// with a [ControllerError].
+// with a [ControllerError]. [PostgresQueues] lists a database's queues, with their
+// controllers and entries by state, and creates nothing.
 //
 // # Kinds
 //

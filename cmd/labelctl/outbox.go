@@ -16,6 +16,7 @@ import (
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/secretfile"
 	"github.com/labelprinter/go-labelprinter/outbox"
 	"github.com/spf13/cobra"
 )
@@ -23,7 +24,10 @@ import (
 // outboxCommand is "labelctl outbox": print intents kept in a local file until the printer has
 // them, sent at most once, with the doubtful ones left for an operator to settle.
 func (a *app) outboxCommand() *cobra.Command {
-	var db, queueName, listenDB string
+	var db, queueName, listenDB, passwordFile string
+	// dsn and listenDSN are --db and --listen-db as connected to: with the password of
+	// --db-password-file, which no message shows.
+	var dsn, listenDSN string
 	cmd := &cobra.Command{
 		Use:   "outbox",
 		Short: "Queue print jobs in a local file and deliver them at most once (see Unknown ones with list)",
@@ -35,11 +39,13 @@ func (a *app) outboxCommand() *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", a.env("LABELPRINTER_OUTBOX"), "outbox file, or a PostgreSQL database: postgres://... or host=... dbname=... (env LABELPRINTER_OUTBOX)")
 	cmd.PersistentFlags().StringVar(&queueName, "queue-name", "default", "the queue in the PostgreSQL database of --db postgres://...")
+	cmd.PersistentFlags().StringVar(&passwordFile, "db-password-file", a.env("LABELPRINTER_OUTBOX_PASSWORD_FILE"), "the PostgreSQL password of --db (and --listen-db), read from this file less one trailing newline, as the bridge's password_file (env LABELPRINTER_OUTBOX_PASSWORD_FILE)")
 	cmd.PersistentFlags().StringVar(&listenDB, "listen-db", "", "with a --db through a pooler in transaction mode (PgBouncer), the same database reached directly: postgres://... for the notifications")
 
 	// open opens the outbox named by --db; with a client for run. Only enqueue creates the
-	// file: for every other command a missing file is a typo, and an empty outbox made from it
-	// would answer "nothing here" about the wrong file.
+	// file, and only enqueue --create a queue in PostgreSQL: for every other command a missing
+	// file or queue is a typo, and an empty outbox made from it would answer "nothing here"
+	// about the wrong one.
 	checkDB := func(create bool) error {
 		if db == "" {
 			return usagef("no outbox file: give --db or set LABELPRINTER_OUTBOX")
@@ -52,6 +58,25 @@ func (a *app) outboxCommand() *cobra.Command {
 		}
 		if listenDB != "" && !isPostgres(listenDB) {
 			return usagef("--listen-db must be a PostgreSQL database: postgres://... or host=... dbname=...")
+		}
+		dsn, listenDSN = db, listenDB
+		if passwordFile != "" {
+			if !isPostgres(db) {
+				return usagef("--db-password-file is the password of a PostgreSQL --db; --db %s is a file", db)
+			}
+			for _, f := range []struct{ flag, dsn string }{{"--db", db}, {"--listen-db", listenDB}} {
+				if secretfile.DSNHasPassword(f.dsn) {
+					return usagef("%s holds a password and --db-password-file is given: keep the password in one place (the file)", f.flag)
+				}
+			}
+			pw, err := secretfile.Read(passwordFile)
+			if err != nil {
+				return usagef("--db-password-file: %v", err)
+			}
+			dsn = secretfile.WithPassword(db, string(pw))
+			if listenDB != "" {
+				listenDSN = secretfile.WithPassword(listenDB, string(pw))
+			}
 		}
 		if isPostgres(db) {
 			return nil // the queue's tables are made on first use: there is no file to mistype
@@ -69,9 +94,14 @@ func (a *app) outboxCommand() *cobra.Command {
 		}
 		if isPostgres(db) {
 			if listenDB != "" {
-				opts = append(opts, outbox.WithListenDSN(listenDB))
+				opts = append(opts, outbox.WithListenDSN(listenDSN))
 			}
-			ob, err := outbox.OpenPostgres(ctx, db, queueName, c, opts...)
+			if !create {
+				if err := queueExists(ctx, dsn, db, queueName); err != nil {
+					return nil, err
+				}
+			}
+			ob, err := outbox.OpenPostgres(ctx, dsn, queueName, c, opts...)
 			if errors.Is(err, outbox.ErrNoNotifications) {
 				if listenDB != "" {
 					return nil, reworded(err, "%s: no notification comes back through --listen-db: it must reach the database directly, not through a pooler in transaction mode", outboxName(db, queueName))
@@ -98,22 +128,26 @@ func (a *app) outboxCommand() *cobra.Command {
 	}
 
 	var (
-		jf          jobFlags
-		id          string
-		expireAfter time.Duration
+		jf                             jobFlags
+		id                             string
+		expireAfter                    time.Duration
+		createQueue, trigger, deselect bool
 	)
 	enqueue := &cobra.Command{
-		Use: "enqueue", Short: "Add a print job for --printer to the outbox (the same --id twice adds it once)", Args: exactArgs(0, "flags only"),
+		Use: "enqueue", Short: "Add a print job, a trigger or a deselect for --printer to the outbox (the same --id twice adds it once)", Args: exactArgs(0, "flags only"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			j, err := jf.build(cmd.Flags())
+			kind, j, err := enqueueKind(cmd.Flags(), &jf, trigger, deselect, a.printer)
 			if err != nil {
 				return err
 			}
-			return with(cmd.Context(), true, func(ob *outbox.Outbox) error {
+			if createQueue && !isPostgres(db) {
+				return usagef("--create makes a queue in PostgreSQL; --db %s is a file, which enqueue creates anyway", db)
+			}
+			return with(cmd.Context(), createQueue || !isPostgres(db), func(ob *outbox.Outbox) error {
 				_, known := ob.Get(id)
-				e, err := ob.Enqueue(cmd.Context(), outbox.Intent{ID: id, Printer: a.printer, Job: j, ExpireAfter: expireAfter})
+				e, err := ob.Enqueue(cmd.Context(), outbox.Intent{ID: id, Printer: a.printer, Job: j, ExpireAfter: expireAfter, Kind: kind})
 				if errors.Is(err, outbox.ErrIDConflict) {
-					return idConflict(ob, id, a.printer)
+					return idConflict(ob, id, a.printer, kind)
 				}
 				if err != nil {
 					return outboxError("enqueue", id, outboxName(db, queueName), err)
@@ -124,7 +158,11 @@ func (a *app) outboxCommand() *cobra.Command {
 				case id != "" && known == nil:
 					_, err = fmt.Fprintf(a.stdout, "%s is already in the outbox (%s); nothing added\n", e.ID, e.State)
 				default:
-					_, err = fmt.Fprintf(a.stdout, "enqueued %s for %s\n", e.ID, printerName(e.Printer))
+					what := ""
+					if e.Kind != outbox.KindPrintJob {
+						what = " (" + e.Kind.String() + ")"
+					}
+					_, err = fmt.Fprintf(a.stdout, "enqueued %s%s for %s\n", e.ID, what, printerName(e.Printer))
 				}
 				return err
 			})
@@ -133,6 +171,9 @@ func (a *app) outboxCommand() *cobra.Command {
 	f := enqueue.Flags()
 	f.StringVar(&id, "id", "", "the order's own key; empty generates one")
 	f.DurationVar(&expireAfter, "expire-after", 24*time.Hour, "never send it after this long")
+	f.BoolVar(&createQueue, "create", false, "with --db postgres://..., make the queue --queue-name if it does not exist (every other command refuses a queue that does not)")
+	f.BoolVar(&trigger, "trigger", false, "enqueue one trigger of --printer (one print of its selected job) instead of a print job")
+	f.BoolVar(&deselect, "deselect", false, "enqueue a deselect of every job on --printer instead of a print job")
 	jf.declare(f)
 
 	var states string
@@ -278,7 +319,27 @@ func (a *app) outboxCommand() *cobra.Command {
 	run.Flags().DurationVar(&retry, "retry", time.Second, "first wait before sending again to a printer that was not reachable (doubles up to 1m)")
 	run.Flags().BoolVar(&drain, "drain", false, "send what is due, wait for what is in flight, then exit (1 if anything is left pending or became unknown or rejected)")
 
-	cmd.AddCommand(enqueue, list, get, cancel, resend, prune, run)
+	queues := &cobra.Command{
+		Use: "queues", Short: "List the queues of the PostgreSQL database --db: name, controller and entries by state", Args: exactArgs(0, "no argument"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkDB(false); err != nil {
+				return err
+			}
+			if !isPostgres(db) {
+				return usagef("queues lists the queues of a PostgreSQL database; --db %s is a file, which holds one outbox", db)
+			}
+			if cmd.Flags().Changed("queue-name") {
+				return usagef("queues lists every queue; --queue-name is for the other commands")
+			}
+			qs, err := outbox.PostgresQueues(cmd.Context(), dsn)
+			if err != nil {
+				return outboxError("list the queues of", "", outboxName(db, queueName), err)
+			}
+			return a.printQueues(qs)
+		},
+	}
+
+	cmd.AddCommand(enqueue, list, get, cancel, resend, prune, run, queues)
 	return cmd
 }
 
@@ -522,7 +583,7 @@ func (h *changeHandler) Handle(_ context.Context, r slog.Record) error {
 }
 
 // idConflict is enqueue's one line for an --id the outbox holds for another printer or kind.
-func idConflict(ob *outbox.Outbox, id, printer string) error {
+func idConflict(ob *outbox.Outbox, id, printer string, kind outbox.Kind) error {
 	held, err := ob.Get(id)
 	if err != nil {
 		return fmt.Errorf("--id %s is already in the outbox for another printer or kind; nothing added", id)
@@ -534,8 +595,8 @@ func idConflict(ob *outbox.Outbox, id, printer string) error {
 		return "printer " + p
 	}
 	if held.Printer == printer {
-		return fmt.Errorf("--id %s is already in the outbox as a %s for %s (%s), not a printJob; nothing added: one id is one order",
-			id, held.Kind, where(held.Printer), held.State)
+		return fmt.Errorf("--id %s is already in the outbox as a %s for %s (%s), not a %s; nothing added: one id is one order",
+			id, held.Kind, where(held.Printer), held.State, kind)
 	}
 	return fmt.Errorf("--id %s is already in the outbox for %s (%s %s), not for %s; nothing added: one id is one order",
 		id, where(held.Printer), held.Kind, held.State, where(printer))

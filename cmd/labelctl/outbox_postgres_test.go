@@ -26,13 +26,14 @@ func TestOutboxPostgres(t *testing.T) {
 	c := func(args ...string) result { t.Helper(); return cli(t, ctx, env, "", args...).ok(t) }
 	cli(t, ctx, env, `{"format":3}`, "labels", "put", "MEDIUM", "-").ok(t)
 
-	if r := c("outbox", "enqueue", "--id", "order-1", "--label", "MEDIUM", "--queue"); r.stdout != "enqueued order-1 for line1\n" {
+	if r := c("outbox", "enqueue", "--create", "--id", "order-1", "--label", "MEDIUM", "--queue"); r.stdout != "enqueued order-1 for line1\n" {
 		t.Errorf("enqueue: %q", r.stdout)
 	}
 	if r := c("outbox", "enqueue", "--id", "order-1", "--label", "OTHER"); r.stdout != "order-1 is already in the outbox (pending); nothing added\n" {
 		t.Errorf("enqueue again: %q", r.stdout)
 	}
 	// Another queue of the same database knows nothing of it.
+	c("outbox", "--queue-name", "line2", "enqueue", "--create", "--id", "l2-1", "--label", "MEDIUM", "--expire-after", "1ms")
 	if r := c("outbox", "--queue-name", "line2", "list"); strings.Contains(r.stdout, "order-1") {
 		t.Errorf("queue line2 lists queue default's entry:\n%s", r.stdout)
 	}
@@ -146,7 +147,7 @@ func TestOutboxPostgresPooler(t *testing.T) {
 	ctx := context.Background()
 	env := map[string]string{"LABELPRINTER_URL": srv.URL, "LABELPRINTER_PRINTER": "line1", "LABELPRINTER_OUTBOX": pooled}
 	cli(t, ctx, env, `{"format":3}`, "labels", "put", "MEDIUM", "-").ok(t)
-	r := cli(t, ctx, env, "", "outbox", "enqueue", "--id", "order-1", "--label", "MEDIUM")
+	r := cli(t, ctx, env, "", "outbox", "enqueue", "--create", "--id", "order-1", "--label", "MEDIUM")
 	if r.code != 1 || !strings.Contains(r.stderr, "pooler in transaction mode") || !strings.Contains(r.stderr, "--listen-db") {
 		t.Errorf("enqueue through the pooler without --listen-db: exit %d, %q", r.code, r.stderr)
 	}
@@ -154,7 +155,7 @@ func TestOutboxPostgresPooler(t *testing.T) {
 		t.Helper()
 		return cli(t, ctx, env, "", append([]string{"outbox", "--listen-db", direct}, args...)...)
 	}
-	c("enqueue", "--id", "order-1", "--label", "MEDIUM").ok(t)
+	c("enqueue", "--create", "--id", "order-1", "--label", "MEDIUM").ok(t)
 	c("enqueue", "--id", "order-2", "--label", "NONE").ok(t)
 	r = c("run", "--drain")
 	if r.code != 1 || !strings.Contains(r.stderr, "outbox not drained cleanly: 1 rejected") ||
@@ -196,7 +197,7 @@ func TestOutboxPostgresKeywordDSN(t *testing.T) {
 	env := map[string]string{"LABELPRINTER_URL": srv.URL, "LABELPRINTER_PRINTER": "line1", "LABELPRINTER_OUTBOX": kw}
 	dir := t.TempDir()
 	t.Chdir(dir)
-	r := cli(t, context.Background(), env, "", "outbox", "enqueue", "--id", "kw-1", "--label", "MEDIUM").ok(t)
+	r := cli(t, context.Background(), env, "", "outbox", "enqueue", "--create", "--id", "kw-1", "--label", "MEDIUM").ok(t)
 	if r = cli(t, context.Background(), env, "", "outbox", "list").ok(t); !strings.Contains(r.stdout, "kw-1") || strings.Contains(r.stdout, pw) {
 		t.Errorf("list: %q", r.stdout)
 	}
@@ -218,7 +219,7 @@ func TestOutboxPostgresOtherController(t *testing.T) {
 	for _, srv := range []*printersim.Server{a, b} {
 		cli(t, ctx, map[string]string{"LABELPRINTER_URL": srv.URL}, `{"format":3}`, "labels", "put", "MEDIUM", "-").ok(t)
 	}
-	c("outbox", "--queue-name", "line-a", "enqueue", "--id", "o1", "--label", "MEDIUM", "--queue")
+	c("outbox", "--queue-name", "line-a", "enqueue", "--create", "--id", "o1", "--label", "MEDIUM", "--queue")
 	c("outbox", "--queue-name", "line-a", "run", "--drain", "--url", a.URL)
 	c("outbox", "--queue-name", "line-a", "enqueue", "--id", "o2", "--label", "MEDIUM", "--queue")
 	r := cli(t, ctx, env, "", "outbox", "--queue-name", "line-a", "run", "--drain", "--url", strings.ToUpper(b.URL[:4])+b.URL[4:]+"/")
