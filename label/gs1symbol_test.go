@@ -140,3 +140,25 @@ func TestWarningsGS1128Length(t *testing.T) {
 		t.Errorf("filled: %q", got)
 	}
 }
+
+// TestLintWarnings: the GS1 symbol rules judged at every shape the dynamic text can take, as
+// Lint judges problems: a counter at its largest value makes this GS1-128 too long, which the
+// label as written and at the least value do not show.
+func TestLintWarnings(t *testing.T) {
+	l, err := Parse([]byte(`{"format":3,"width":150,"height":50,"objs":[` +
+		`{"type":"GS1-128","barWidth":0.508,"barHeight":32,"apps":[["01","09501101530003"],["10","ABCDEFGHIJKLMNOPQRS"],["21","{COUNTER;Serial}"]]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws := l.Warnings(0); len(ws) != 0 {
+		t.Errorf("as written: %v", ws)
+	}
+	var got []string
+	for _, p := range l.LintWarnings(&Env{Clock: func() time.Time { return time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC) }}, 0) {
+		got = append(got, p.Error())
+	}
+	want := []string{"objs[0].apps: GS1-128 data of 49 characters (AIs, values and FNC1 separators) is over the 48 the GS1 General Specifications allow in one symbol; split it over two (counters at their largest value)"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got:\n%q\nwant:\n%q", got, want)
+	}
+}

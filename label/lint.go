@@ -100,7 +100,20 @@ func (x *expander) counterAt(params []part) int64 {
 // hold (a variable, a shift code, a column without a row) is left unfilled and is no
 // problem, and a value that still holds it is not checked, as in Problems.
 func (l *Label) Lint(env *Env) Problems {
-	ps := l.Problems()
+	return l.lintShapes(env, l.Problems(), (*Label).Problems, true)
+}
+
+// LintWarnings is [Label.Lint] for the GS1 symbol rules: the [Label.Warnings] at dpi of the
+// label as written, then those of the label filled at every shape its dynamic text can take
+// (a counter at its largest value may make a GS1-128 too long), once a place, saying at which
+// shapes when not at all of them. What cannot be filled is Lint's problem, not a warning.
+func (l *Label) LintWarnings(env *Env, dpi float64) Problems {
+	return l.lintShapes(env, l.Warnings(dpi), func(f *Label) Problems { return f.Warnings(dpi) }, false)
+}
+
+// lintShapes adds to ps, found in the label as written, what check finds in the label filled
+// at each shape, and, with fillErrors, what could not be filled.
+func (l *Label) lintShapes(env *Env, ps Problems, check func(*Label) Problems, fillErrors bool) Problems {
 	if l == nil {
 		return ps
 	}
@@ -152,7 +165,11 @@ func (l *Label) Lint(env *Env) Problems {
 			if filled == nil {
 				return append(ps, &Problem{Msg: err.Error()})
 			}
-			for _, p := range append(ProblemsOf(err), filled.Problems()...) {
+			var unfilled Problems
+			if fillErrors {
+				unfilled = ProblemsOf(err)
+			}
+			for _, p := range append(unfilled, check(filled)...) {
 				if written[p.Error()] {
 					continue
 				}

@@ -131,8 +131,8 @@ func (a *app) lintLabel(what string, body []byte, env *label.Env) error {
 	return a.lint(what, body, env, false, false)
 }
 
-// lintWarn is lintLabel that also prints the warnings of the label filled from env
-// (label.Warnings: the GS1 symbol rules), after the problems, as "warning: PATH: MESSAGE" or
+// lintWarn is lintLabel that also prints the warnings of the label as it will print, filled
+// from env (label.LintWarnings: the GS1 symbol rules), after the problems, as "warning: PATH: MESSAGE" or
 // with "warning": true in JSON; they fail it only when strict.
 func (a *app) lintWarn(what string, body []byte, env *label.Env, strict bool) error {
 	return a.lint(what, body, env, true, strict)
@@ -161,11 +161,7 @@ func (a *app) lint(what string, body []byte, env *label.Env, warnings, strict bo
 	}
 	problems := len(ps)
 	if l != nil && warnings {
-		filled, _ := l.Fill(env) // what cannot be filled Lint has reported
-		if filled == nil {
-			filled = l
-		}
-		for _, p := range filled.Warnings(0) {
+		for _, p := range l.LintWarnings(env, 0) {
 			ps = append(ps, problem{Path: p.Path, Msg: p.Msg, Warning: true})
 		}
 	}
