@@ -131,7 +131,13 @@ func ParseConfig(b []byte, dir string) (*Config, error) {
 		if uf := unknownFieldError(err, reflect.TypeOf(shadow), "", true); uf != nil {
 			return nil, &ConfigError{Err: uf}
 		}
+		if tab := tabIndent(b); tab != nil {
+			return nil, &ConfigError{Err: tab}
+		}
 		return nil, &ConfigError{Err: fmt.Errorf("parsing YAML: %w", err)}
+	}
+	if err := bareDurations(b, reflect.TypeOf(Config{})); err != nil {
+		return nil, err
 	}
 	c := shadow.Config
 	c.Printers = nil
@@ -220,9 +226,12 @@ func (c *Config) Validate() error {
 		}
 		names[p.Name] = i
 		u, err := url.Parse(p.URL)
+		hint, noScheme := schemeHint(p.URL, "http", "https")
 		switch {
 		case p.URL == "":
 			return fieldErr(f+".url", "required")
+		case noScheme:
+			return fieldErr(f+".url", "%s", hint)
 		case err != nil:
 			return fieldErr(f+".url", "not a URL")
 		case u.Scheme != "http" && u.Scheme != "https":
@@ -260,7 +269,10 @@ func (c *Config) Validate() error {
 func (b *BrokerConfig) validate() error {
 	if b.URL != "" {
 		u, err := url.Parse(b.URL)
+		hint, noScheme := schemeHint(b.URL, "mqtt", "mqtts", "ws", "wss")
 		switch {
+		case noScheme:
+			return fieldErr("broker.url", "%s", hint)
 		case err != nil:
 			return fieldErr("broker.url", "not a URL")
 		case u.Scheme != "mqtt" && u.Scheme != "mqtts" && u.Scheme != "ws" && u.Scheme != "wss":
