@@ -855,7 +855,21 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 	var rngMu sync.Mutex
 	rng := rand.New(rand.NewPCG(seed, 0x6a6f62))
 	randN := func(n int) int { rngMu.Lock(); defer rngMu.Unlock(); return rng.IntN(n) }
-	journal := &nemesis.Journal{Delay: func() time.Duration { return time.Duration(randN(3)) * time.Millisecond }}
+	var resentMu sync.Mutex
+	resent := map[string]bool{}
+	isResent := func(id string) bool { resentMu.Lock(); defer resentMu.Unlock(); return resent[id] }
+	journal := &nemesis.Journal{
+		Delay: func() time.Duration { return time.Duration(randN(3)) * time.Millisecond },
+		// The printer's answer is lost for one print in 50, and for every other print of an
+		// id the operator resent: it printed, and is unknown again, so the operator's resend
+		// repeated later must find its attempts changed.
+		LoseAnswer: func(p nemesis.Print) bool {
+			if isResent(p.ID) {
+				return randN(2) == 0
+			}
+			return randN(50) == 0
+		},
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -936,9 +950,6 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 
 	// The operator: resends an unknown id only when the printer's journal says it never
 	// printed it, naming the attempts it saw.
-	var resentMu sync.Mutex
-	resent := map[string]bool{}
-	isResent := func(id string) bool { resentMu.Lock(); defer resentMu.Unlock(); return resent[id] }
 	handled := map[[3]string]bool{}
 	var opWG sync.WaitGroup
 	opWG.Add(1)

@@ -15,6 +15,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,6 +39,10 @@ type Print struct {
 type Journal struct {
 	// Delay, when set, is a print's own time, spent before the printer acts.
 	Delay func() time.Duration
+	// LoseAnswer, when set, is asked about each print once the printer acted on it; when it
+	// says so, the answer is lost on its way back (the connection is closed without it), and
+	// the sender cannot tell whether it printed.
+	LoseAnswer func(Print) bool
 
 	mu     sync.Mutex
 	prints []Print
@@ -73,31 +78,50 @@ func (j *Journal) Wrap(next http.Handler) http.Handler {
 		if op == "printJob" && j.Delay != nil {
 			time.Sleep(j.Delay())
 		}
-		// The printer acts and the journal records it under one lock: the journal's order is
-		// the order the printers acted in.
-		j.mu.Lock()
-		defer j.mu.Unlock()
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
-		if sw.status < 200 || sw.status > 299 {
-			return
-		}
-		if op == "abortPrint" {
-			n := 0
-			for _, p := range j.prints {
-				if p.Printer == printer {
-					n++
-				}
+		if op == "printJob" && j.LoseAnswer != nil {
+			rec := httptest.NewRecorder()
+			p, acted := j.act(next, rec, r, printer, op, jb.Description)
+			if acted && j.LoseAnswer(p) {
+				panic(http.ErrAbortHandler) // the connection closes; the answer never leaves
 			}
-			j.aborts = append(j.aborts, Abort{Printer: printer, At: time.Now(), After: n})
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
 			return
 		}
-		if j.count == nil {
-			j.count = map[string]int{}
-		}
-		j.prints = append(j.prints, Print{Printer: printer, ID: jb.Description})
-		j.count[jb.Description]++
+		j.act(next, w, r, printer, op, jb.Description)
 	})
+}
+
+// act has the printer act on r and records it if it answered 2xx. The printer acts and the
+// journal records it under one lock: the journal's order is the order the printers acted in.
+func (j *Journal) act(next http.Handler, w http.ResponseWriter, r *http.Request, printer, op, desc string) (Print, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	sw := &statusWriter{ResponseWriter: w}
+	next.ServeHTTP(sw, r)
+	if sw.status < 200 || sw.status > 299 {
+		return Print{}, false
+	}
+	if op == "abortPrint" {
+		n := 0
+		for _, p := range j.prints {
+			if p.Printer == printer {
+				n++
+			}
+		}
+		j.aborts = append(j.aborts, Abort{Printer: printer, At: time.Now(), After: n})
+		return Print{}, false
+	}
+	if j.count == nil {
+		j.count = map[string]int{}
+	}
+	p := Print{Printer: printer, ID: desc}
+	j.prints = append(j.prints, p)
+	j.count[desc]++
+	return p, true
 }
 
 // printerOp splits a request to /api/v3/printers/NAME/OP; a request sent through an HTTP
