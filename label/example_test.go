@@ -129,3 +129,24 @@ func Example_palletLabel() {
 	// SSCC 095011010000000018 ecc M size 0
 	// PALLET P-0007 3
 }
+
+// A pallet label's SSCC in a GS1-128 is judged by GS1 symbol specification table 5 (logistic
+// units): at 300 dpi a barWidth of 0.4 mm prints 5 dots, 0.423 mm, under the table's 0.495.
+// Warnings are not problems: the label is valid and prints, but may not scan as GS1 requires.
+func ExampleLabel_Warnings() {
+	lbl := &label.Label{
+		Format: label.Ptr(3), Width: label.Ptr(150.0), Height: label.Ptr(100.0),
+		Objs: []label.Object{
+			&label.GS1128{Anchor: label.Anchor{X: label.Ptr(10.0), Y: label.Ptr(10.0)},
+				Apps:      []label.App{{ID: "00", Value: "106141411234567897"}},
+				BarHeight: label.Ptr(32.0), BarWidth: label.Ptr(0.4)},
+		},
+	}
+	fmt.Println(lbl.Validate())
+	for _, w := range lbl.Warnings(300) {
+		fmt.Println(w)
+	}
+	// Output:
+	// <nil>
+	// objs[0].barWidth: X-dimension 0.423 mm (5 dots at 300 dpi) is under 0.495 mm, the least GS1 symbol specification table 5 allows for GS1-128 on a logistic unit, AI (00) on the label
+}

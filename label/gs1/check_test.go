@@ -3,6 +3,7 @@ package gs1
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -341,5 +342,46 @@ func TestPublishedExamples(t *testing.T) {
 				t.Errorf("%s: %v, want problems of AI (%s) only", c.invalid, e, c.badAI)
 			}
 		}
+	}
+}
+
+// TestRuleErrors: RuleErrors reports the req and ex rules as Errors does, on the same
+// elements with the same messages, and nothing else (no value problem, no repeated AI with
+// another value); name names the other element of an exclusion.
+func TestRuleErrors(t *testing.T) {
+	for _, in := range []string{
+		"(01)12345678901231(02)12345678901231",
+		"(99)ABC123(01)12345678901231(02)12345678901231",
+		"(01)12345678901231(37)123",
+		"(02)12345678901231",
+		"(02)12345678901231(37)123(00)123456789012345675",
+		"(21)ABC123(01)12345678901231",
+		"(8030)DIGSIG(01)12345678901231",
+		"(01)12345678901234(17)261332(21)A B",       // value problems only
+		"(400)ABC(400)XYZ(10)LOT",                   // a repeat with another value, and (10) needs (01)
+		"(01)12345678901231(3925)12599(3165)654321", // no problem
+	} {
+		els, err := ParseBracketed(in)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		var want []string
+		for _, e := range Errors(els) {
+			if e.Field == "" {
+				want = append(want, e.Error())
+			}
+		}
+		var got []string
+		for _, e := range RuleErrors(els, nil) {
+			got = append(got, e.Error())
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\ngot  %q\nwant %q", in, got, want)
+		}
+	}
+	els, _ := ParseBracketed("(01)12345678901231(02)12345678901231")
+	errs := RuleErrors(els, func(j int) string { return "symbol " + strconv.Itoa(j+1) })
+	if len(errs) != 2 || errs[0].Msg != "AI (02) must not appear with AI (01) (symbol 1)" || errs[1].Msg != "AI (02) needs AI (37)" {
+		t.Errorf("named: %v", errs)
 	}
 }
