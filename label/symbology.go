@@ -131,6 +131,9 @@ func code128Fits(s string) string {
 	return "cannot be written in Code 128"
 }
 
+// dmMaxCodewords is what the largest Data Matrix, 144 x 144, holds.
+const dmMaxCodewords = 1558
+
 // dataMatrixFits checks that the data fits a Data Matrix (ECC 200) of the label's size, or of
 // any size when it sets none: GS1 data encoded in ASCII mode (FNC1 first and for each GS,
 // two digits a codeword), other data as the high-level encoder encodes it.
@@ -166,21 +169,25 @@ func (v *validator) dataMatrixFits(at, s string, isGS1 bool, size *Size, rect bo
 			n++
 		}
 	} else {
-		cw, err := dmencoder.EncodeHighLevel(s, shape, nil, nil)
-		if err != nil {
-			v.add(at+".text", "cannot be encoded in a Data Matrix: "+err.Error())
-			return
-		}
-		// Over the largest symbol's capacity the encoder gives a short sequence of other
-		// data, not an error: no encodation takes fewer codewords than two digits a codeword
-		// and three other characters two.
+		// No encodation takes fewer codewords than two digits a codeword and three other
+		// characters two; over the largest symbol's capacity the encoder gives a short
+		// sequence of other data, not an error, and its look-ahead takes time quadratic in a
+		// run of digits: data that cannot fit on that count alone is not given to it.
 		digits := 0
 		for i := 0; i < len(s); i++ {
 			if s[i] >= '0' && s[i] <= '9' {
 				digits++
 			}
 		}
-		n = max(len(cw), (3*digits+4*(len(s)-digits))/6)
+		n = (3*digits + 4*(len(s)-digits)) / 6
+		if n <= dmMaxCodewords {
+			cw, err := dmencoder.EncodeHighLevel(s, shape, nil, nil)
+			if err != nil {
+				v.add(at+".text", "cannot be encoded in a Data Matrix: "+err.Error())
+				return
+			}
+			n = max(len(cw), n)
+		}
 	}
 	if info, _ := dmencoder.SymbolInfo_Lookup(n, shape, dim, dim, false); info == nil {
 		v.add(at, "the data takes "+strconv.Itoa(n)+" codewords, more than a Data Matrix"+sized+" holds")

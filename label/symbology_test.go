@@ -33,3 +33,27 @@ func TestSymbologyData(t *testing.T) {
 		t.Errorf("problems:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestSymbologyDataBounded: data far over a symbol's capacity is refused on its length, in
+// time linear in it: a million digits in a Data Matrix (whose encoder's look-ahead is
+// quadratic in a run of digits: about 10^12 steps) or a PDF417 or a QR Code.
+func TestSymbologyDataBounded(t *testing.T) {
+	digits := strings.Repeat("1", 1_000_000)
+	for _, o := range []string{
+		`{"type":"DataMatrix","x":1,"y":1,"text":"` + digits + `"}`,
+		`{"type":"PDF417","x":1,"y":1,"barWidth":0.3,"text":"` + digits + `"}`,
+		`{"type":"GS1-QRCode-Plain","x":1,"y":1,"text":"10` + digits + `"}`,
+	} {
+		l, err := Parse([]byte(`{"format":3,"width":50,"height":30,"objs":[` + o + `]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, p := range l.Problems() {
+			found = found || strings.Contains(p.Msg, "fit") || strings.Contains(p.Msg, "codewords")
+		}
+		if !found {
+			t.Errorf("%.40s...: no capacity problem: %v", o, l.Problems())
+		}
+	}
+}
