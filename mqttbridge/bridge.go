@@ -385,8 +385,15 @@ func (b *Bridge) bridge(ctx context.Context) error {
 		SessionExpiryInterval:         uint32(b.cfg.Broker.SessionExpiry / time.Second),
 		ReconnectBackoff:              autopaho.NewExponentialBackoff(100*time.Millisecond, 10*time.Second, 500*time.Millisecond, 2),
 		ConnectTimeout:                10 * time.Second,
-		ConnectUsername:               b.cfg.Broker.Username,
-		ConnectPassword:               b.password,
+		// The broker sends no command larger than the cap, nor more unacknowledged than the
+		// Receive Maximum: without it paho takes up to 65,535 of them off the connection
+		// while the printers' workers commit them one at a time, and holds them all.
+		ConnectPacketBuilder: func(cp *paho.Connect, _ *url.URL) (*paho.Connect, error) {
+			b.cfg.Limits.connectLimits(cp)
+			return cp, nil
+		},
+		ConnectUsername: b.cfg.Broker.Username,
+		ConnectPassword: b.password,
 		WillMessage: &paho.WillMessage{
 			Topic: onlineTopic(b.cfg.TopicPrefix), Payload: b.onlinePayload(BridgeOffline), QoS: 1, Retain: true,
 		},

@@ -134,7 +134,7 @@ func checkID(id string) error {
 	case id == "":
 		return invalidf(`"id" is empty`)
 	case len(id) > maxIDLen:
-		return invalidf(`"id" is longer than %d bytes`, maxIDLen)
+		return invalidf(`"id" is longer than %d bytes, the most limits.id_bytes allows`, maxIDLen)
 	case hasControl(id):
 		return invalidf(`"id" contains a control character`)
 	}

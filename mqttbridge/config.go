@@ -39,6 +39,8 @@ type Config struct {
 	Outbox OutboxConfig `yaml:"outbox"`
 	// PollInterval is the wait between two reads of counters and status (default 1s).
 	PollInterval time.Duration `yaml:"poll_interval"`
+	// Limits caps what one command may hold (LimitsConfig).
+	Limits LimitsConfig `yaml:"limits"`
 	// Printers are the printers put on the broker ("printers" in the file, which
 	// ParseConfig reads one by one).
 	Printers []PrinterConfig `yaml:"-"`
@@ -207,6 +209,9 @@ func (c *Config) Validate() error {
 		return fieldErr("poll_interval", "%v is below the %v floor", c.PollInterval, minPollInterval)
 	}
 	if err := c.Broker.validate(); err != nil {
+		return err
+	}
+	if err := c.Limits.validate(); err != nil {
 		return err
 	}
 	if len(c.Printers) == 0 {

@@ -70,6 +70,13 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 	}
 	var rep reply
 	resultTopic := commandResultTopic(b.cfg.TopicPrefix, segment)
+	replyOK, capErr := b.cfg.Limits.checkCaps(pb)
+	if !replyOK {
+		// Over the cap on its Response Topic or Correlation Data: answered on P/result alone.
+		cmd, _ := parseCommand(name, pb.Payload)
+		b.log.Info("command refused", "topic", pb.Topic, "err", capErr)
+		return b.result(resultTopic, reply{}, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: capErr.Error()})
+	}
 	if pb.Properties != nil && pb.Properties.ResponseTopic != "" {
 		rep = reply{topic: pb.Properties.ResponseTopic, corr: pb.Properties.CorrelationData}
 		// A caller cannot steer the bridge's output: such a command is refused on P/result.
@@ -80,6 +87,12 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 		}
 	}
 	cmd, err := parseCommand(name, pb.Payload)
+	if err == nil {
+		err = capErr
+	}
+	if err == nil {
+		err = b.cfg.Limits.checkIDCap(cmd.id)
+	}
 	b.log.Debug("command", "topic", pb.Topic, "id", cmd.id, "dup", pb.Duplicate())
 	p := b.printers[segment]
 	if err == nil && p == nil {
