@@ -109,6 +109,8 @@ type Bridge struct {
 	executing sync.WaitGroup
 	// reps follows results to the broker, so that one lost with the process is published again.
 	reps *reports
+	// met is what Collector and Health report (metrics.go).
+	met *metrics
 }
 
 // entryKey names an outbox entry: ids are unique per controller's outbox.
@@ -144,6 +146,7 @@ type controller struct {
 type printer struct {
 	name   string // topic segment
 	remote string // its name on the controller
+	index  int    // its place in the configuration's printers
 	ctl    *controller
 	prefix string
 
@@ -151,6 +154,9 @@ type printer struct {
 	read      bool // a counters read has been tried
 	reachable bool
 	statusKey string // the last status payload without its time
+	// errClass and errReason say why the last counters read failed (readerror.go); empty
+	// once one succeeds.
+	errClass, errReason string
 	statusMsg []byte
 	countMsg  []byte
 }
@@ -198,6 +204,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		aborting: map[*printer]chan struct{}{},
 		queued:   map[*printer][]heldCommand{},
 		reps:     newReports(),
+		met:      newMetrics(),
 		takeover: takeoverWatch{clientID: cfg.Broker.ClientID},
 		instance: newInstance(),
 	}
@@ -246,7 +253,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 			byURL[pc.URL] = ctl
 			b.ctls = append(b.ctls, ctl)
 		}
-		p := &printer{name: pc.Name, remote: pc.Printer, ctl: ctl, prefix: cfg.TopicPrefix}
+		p := &printer{name: pc.Name, remote: pc.Printer, index: i, ctl: ctl, prefix: cfg.TopicPrefix}
 		ctl.printers = append(ctl.printers, p)
 		ctl.byRemote[pc.Printer] = p
 		b.printers[pc.Name] = p
@@ -366,6 +373,9 @@ func (b *Bridge) bridge(ctx context.Context) error {
 		b.closeOutboxes()
 		return fieldErr("broker.url", "not a URL")
 	}
+	b.met.active.Store(true)
+	defer b.met.active.Store(false)
+	defer b.met.connected.Store(false)
 	// A session taken over stops the bridge as the end of ctx does.
 	ctx, takenOver := context.WithCancel(ctx)
 	defer takenOver()
@@ -416,6 +426,7 @@ func (b *Bridge) bridge(ctx context.Context) error {
 			go b.connected(connCtx, cm, down)
 		},
 		OnConnectionDown: func() bool {
+			b.met.connected.Store(false)
 			close(down)
 			if err := b.takeover.down(time.Now()); err != nil {
 				b.log.Error("the broker session was taken over; stopping, not reconnecting",
@@ -492,6 +503,7 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	<-ctx.Done()
 	// Stop taking commands: a command not yet taken stays unacknowledged with the broker.
 	b.stopping.Store(true)
+	b.met.active.Store(false)
 	fenced := b.fenced.Load()
 	taken := b.taken.Load()
 	if fenced {
@@ -587,6 +599,7 @@ func (b *Bridge) connected(ctx context.Context, cm *autopaho.ConnectionManager, 
 	if !b.subscribe(ctx, cm, down) {
 		return
 	}
+	b.met.connected.Store(true)
 	b.pub.push(&message{topic: onlineTopic(b.cfg.TopicPrefix), payload: b.onlinePayload(BridgeOnline), retain: true})
 	for _, ctl := range b.ctls {
 		for _, p := range ctl.printers {

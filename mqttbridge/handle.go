@@ -229,6 +229,7 @@ func (b *Bridge) result(topic string, rep reply, r Result) chan struct{} {
 func (b *Bridge) publishResult(topic string, rep reply, r Result, sent func()) chan struct{} {
 	done := make(chan struct{})
 	payload := r.encode()
+	b.met.result(r)
 	if rep.topic != "" {
 		b.pub.push(&message{topic: topic, payload: payload, sent: sent})
 		b.pub.push(&message{topic: rep.topic, payload: payload, corr: rep.corr, done: done})

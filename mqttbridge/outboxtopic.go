@@ -122,14 +122,26 @@ func (v *outboxView) apply(e outbox.Entry) {
 	v.settled[e.Printer][e.State]++
 }
 
+// counts is every state's count of printer remote's entries, zero or not. The caller holds
+// v.mu.
+func (v *outboxView) counts(remote string) map[outbox.State]int {
+	n := map[outbox.State]int{}
+	for _, st := range []outbox.State{outbox.Pending, outbox.Sending, outbox.Sent, outbox.Rejected, outbox.Unknown, outbox.Expired, outbox.Cancelled} {
+		n[st] = v.settled[remote][st]
+	}
+	for _, e := range v.open[remote] {
+		n[e.state]++
+	}
+	return n
+}
+
 // snapshot is the P/outbox payload of printer remote at now.
 func (v *outboxView) snapshot(remote string, now time.Time) []byte {
 	s := OutboxState{Counts: map[string]int{}, Unknown: []OutboxEntry{}, Pending: []OutboxEntry{}, Time: now}
-	for _, st := range []outbox.State{outbox.Pending, outbox.Sending, outbox.Sent, outbox.Rejected, outbox.Unknown, outbox.Expired, outbox.Cancelled} {
-		s.Counts[string(st)] = v.settled[remote][st]
+	for st, n := range v.counts(remote) {
+		s.Counts[string(st)] = n
 	}
 	for _, e := range v.open[remote] {
-		s.Counts[string(e.state)]++
 		oe := OutboxEntry{ID: e.id, Since: e.since, AgeSeconds: int64(now.Sub(e.since) / time.Second), Attempts: e.attempts}
 		switch e.state {
 		case outbox.Unknown:

@@ -11,6 +11,8 @@ import (
 // statusPayload is P/status: reachable always; the status fields while /status answers.
 type statusPayload struct {
 	Reachable bool `json:"reachable"`
+	// Reason says why the printer cannot be read, while it cannot.
+	Reason string `json:"reason,omitempty"`
 	*statusFields
 	Time time.Time `json:"time"`
 }
@@ -41,7 +43,7 @@ func (b *Bridge) watchCounters(ctx context.Context, p *printer) {
 		for ch, err := range p.ctl.client.Printers.WatchCounters(ctx, p.remote, opts) {
 			if err != nil {
 				if ctx.Err() == nil {
-					b.log.Debug("reading counters failed", "printer", p.name, "err", err)
+					b.readFailed(p, err)
 				}
 				b.setCounters(p, nil)
 				failures++
@@ -116,6 +118,10 @@ func (b *Bridge) setCounters(p *printer, c *labelprinter.PrintCounters) {
 	p.mu.Lock()
 	changedReach := !p.read || p.reachable != (c != nil)
 	p.read, p.reachable = true, c != nil
+	if c != nil && p.errClass != "" {
+		b.log.Info("the printer can be read again", "printer", p.name, "was", p.errClass)
+		p.errClass, p.errReason = "", ""
+	}
 	if c != nil {
 		msg, _ := json.Marshal(countersPayload{Triggers: c.Triggers, TriggerBounces: c.TriggerBounces,
 			PrintedLabels: c.PrintedLabels, Time: time.Now().UTC()})
@@ -139,6 +145,9 @@ func (b *Bridge) publishStatus(p *printer) {
 		return
 	}
 	sp := statusPayload{Reachable: p.reachable}
+	if !p.reachable {
+		sp.Reason = p.errReason
+	}
 	if st != nil {
 		sp.statusFields = &statusFields{State: st.State, Printable: st.State.Printable(), RAGStatus: st.RAGStatus,
 			Errors: nonNil(st.Errors), Ink: nonNil(st.Ink)}
