@@ -157,8 +157,8 @@ type printer struct {
 	// errClass and errReason say why the last counters read failed (readerror.go); empty
 	// once one succeeds.
 	errClass, errReason string
-	statusMsg []byte
-	countMsg  []byte
+	statusMsg           []byte
+	countMsg            []byte
 }
 
 func (p *printer) topic(leaf string) string { return printerTopic(p.prefix, p.name, leaf) }
