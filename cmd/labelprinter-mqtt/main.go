@@ -12,6 +12,10 @@
 //	--embedded-broker  run an MQTT broker in this process on this address (loopback unless the
 //	                   address names another host) and connect to it instead of broker.url
 //	--log-level        debug, info, warn or error (default info)
+//	--web.listen-address ADDR
+//	                   serve /metrics (Prometheus), /healthz and /readyz on ADDR, such as :9632
+//	                   (default: none); ready means active and connected to the broker, so a
+//	                   standby of a pair is healthy and not ready
 //	--adopt-orphaned-outbox URL|ignore
 //	                   what to do with an outbox file in state_dir that no configured printer
 //	                   owns and that still holds pending or unknown entries: URL (a configured
@@ -55,6 +59,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	embedded := fs.String("embedded-broker", "", "run an MQTT broker in this process on this address and use it")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	adopt := fs.String("adopt-orphaned-outbox", "", "`URL` of a configured controller to take over an orphaned outbox, or ignore")
+	web := fs.String("web.listen-address", "", "`address` to serve /metrics, /healthz and /readyz on, such as :9632 (default: none)")
 	if err := suggest.ParseFlags(fs, args, stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stderr, "labelprinter-mqtt:", err)
@@ -115,6 +120,15 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			return 2
 		}
 		return 1
+	}
+	if *web != "" {
+		stopWeb, err := startWeb(*web, b, log)
+		if err != nil {
+			_ = b.Close()
+			fmt.Fprintln(stderr, "labelprinter-mqtt:", err)
+			return 1
+		}
+		defer stopWeb()
 	}
 	log.Info("bridging", "printers", len(cfg.Printers), "topic_prefix", cfg.TopicPrefix)
 	if err := b.Run(ctx); err != nil {
