@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/labelprinter/go-labelprinter/label/gs1"
+	"github.com/labelprinter/go-labelprinter/label/internal/dmcap"
 	"github.com/labelprinter/go-labelprinter/label/internal/pdf417"
 	"github.com/makiuchi-d/gozxing"
 	dmencoder "github.com/makiuchi-d/gozxing/datamatrix/encoder"
@@ -131,9 +132,6 @@ func code128Fits(s string) string {
 	return "cannot be written in Code 128"
 }
 
-// dmMaxCodewords is what the largest Data Matrix, 144 x 144, holds.
-const dmMaxCodewords = 1558
-
 // dataMatrixFits checks that the data fits a Data Matrix (ECC 200) of the label's size, or of
 // any size when it sets none: GS1 data encoded in ASCII mode (FNC1 first and for each GS,
 // two digits a codeword), other data as the high-level encoder encodes it.
@@ -169,18 +167,8 @@ func (v *validator) dataMatrixFits(at, s string, isGS1 bool, size *Size, rect bo
 			n++
 		}
 	} else {
-		// No encodation takes fewer codewords than two digits a codeword and three other
-		// characters two; over the largest symbol's capacity the encoder gives a short
-		// sequence of other data, not an error, and its look-ahead takes time quadratic in a
-		// run of digits: data that cannot fit on that count alone is not given to it.
-		digits := 0
-		for i := 0; i < len(s); i++ {
-			if s[i] >= '0' && s[i] <= '9' {
-				digits++
-			}
-		}
-		n = (3*digits + 4*(len(s)-digits)) / 6
-		if n <= dmMaxCodewords {
+		// Data that cannot fit on its count alone is not given to the encoder (dmcap).
+		if n = dmcap.MinCodewords(s); n <= dmcap.MaxCodewords {
 			cw, err := dmencoder.EncodeHighLevel(s, shape, nil, nil)
 			if err != nil {
 				v.add(at+".text", "cannot be encoded in a Data Matrix: "+err.Error())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/labelprinter/go-labelprinter/label"
+	"github.com/labelprinter/go-labelprinter/label/internal/dmcap"
 	"github.com/makiuchi-d/gozxing"
 	"github.com/makiuchi-d/gozxing/datamatrix/encoder"
 )
@@ -57,20 +58,6 @@ func dmPad(cw []byte, capacity int) []byte {
 	return cw
 }
 
-// dmMinCodewords is the fewest codewords any Data Matrix encodation gives text: two digits a
-// codeword (ASCII), three other characters two codewords (C40, Text, X12; EDIFACT and Base 256
-// take more). gozxing's encoder answers data over the largest symbol's capacity with a short
-// codeword sequence of other data, not an error: fewer codewords than this are that.
-func dmMinCodewords(text string) int {
-	digits := 0
-	for i := 0; i < len(text); i++ {
-		if text[i] >= '0' && text[i] <= '9' {
-			digits++
-		}
-	}
-	return (3*digits + 4*(len(text)-digits)) / 6
-}
-
 func (r *renderer) dataMatrix(path, text string, gs1 bool, size *label.Size, rect bool) (m *matrix, err error) {
 	defer func() {
 		if p := recover(); p != nil { // a library's bug must not end the render
@@ -92,12 +79,15 @@ func (r *renderer) dataMatrix(path, text string, gs1 bool, size *label.Size, rec
 			shape = encoder.SymbolShapeHint_FORCE_NONE
 		}
 	}
+	if !gs1 && dmcap.MinCodewords(text) > dmcap.MaxCodewords {
+		return nil, fmt.Errorf("%d bytes of data do not fit any Data Matrix", len(text))
+	}
 	var cw []byte
 	if gs1 {
 		cw, err = dmGS1Codewords(text)
 	} else {
 		cw, err = encoder.EncodeHighLevel(text, shape, dim, dim)
-		if dim != nil && (err != nil || len(cw) < dmMinCodewords(text)) {
+		if dim != nil && (err != nil || len(cw) < dmcap.MinCodewords(text)) {
 			// The size asked for cannot hold the data (the encoder says so or gives short
 			// codewords of other data): warned and drawn the smallest that fits below.
 			cw, err = nil, nil
@@ -106,7 +96,7 @@ func (r *renderer) dataMatrix(path, text string, gs1 bool, size *label.Size, rec
 	if err != nil {
 		return nil, err
 	}
-	if !gs1 && cw != nil && len(cw) < dmMinCodewords(text) {
+	if !gs1 && cw != nil && len(cw) < dmcap.MinCodewords(text) {
 		return nil, fmt.Errorf("%d bytes of data do not fit any Data Matrix", len(text))
 	}
 	var info *encoder.SymbolInfo
@@ -125,7 +115,7 @@ func (r *renderer) dataMatrix(path, text string, gs1 bool, size *label.Size, rec
 			if cw, err = encoder.EncodeHighLevel(text, shape, nil, nil); err != nil {
 				return nil, err
 			}
-			if len(cw) < dmMinCodewords(text) {
+			if len(cw) < dmcap.MinCodewords(text) {
 				return nil, fmt.Errorf("%d bytes of data do not fit any Data Matrix", len(text))
 			}
 		}
