@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v2"
 )
 
 // promtool returns the path of Prometheus's promtool, or skips the test when it is not
@@ -223,7 +225,52 @@ const twoPrintersSeries = `
         values: '0+2x40'
 `
 
+// "bridges": a pair of labelprinter-mqtt bridges (job labelprinter-mqtt), both scraped from
+// 5 min (index 20): a is active and connected, its lease renewed 2.5 s ago, two of its
+// commands unknown and 30 sent, printer line1 reachable and line2 not, and 2 printJobs a scrape
+// (8 a minute) each answered queued and sent; b stands by (not active, not connected, no
+// printers or outbox of its own). Evaluated at 4 min, before either was scraped, there is no
+// bridge: none ready, nothing unknown or unreachable, no lease.
+const bridgesSeries = `
+      - series: 'labelprinter_mqtt_active{job="labelprinter-mqtt", instance="a:9632"}'
+        values: '_x20 1x20'
+      - series: 'labelprinter_mqtt_broker_connected{job="labelprinter-mqtt", instance="a:9632"}'
+        values: '_x20 1x20'
+      - series: 'labelprinter_mqtt_active{job="labelprinter-mqtt", instance="b:9632"}'
+        values: '_x20 0x20'
+      - series: 'labelprinter_mqtt_broker_connected{job="labelprinter-mqtt", instance="b:9632"}'
+        values: '_x20 0x20'
+      - series: 'labelprinter_mqtt_lease_held{job="labelprinter-mqtt", instance="b:9632"}'
+        values: '_x20 0x20'
+      - series: 'labelprinter_mqtt_lease_held{job="labelprinter-mqtt", instance="a:9632"}'
+        values: '_x20 1x20'
+      - series: 'labelprinter_mqtt_lease_renewal_age_seconds{job="labelprinter-mqtt", instance="a:9632"}'
+        values: '_x20 2.5x20'
+      - series: 'labelprinter_mqtt_outbox_entries{job="labelprinter-mqtt", instance="a:9632", printer="line1", state="unknown"}'
+        values: '_x20 2x20'
+      - series: 'labelprinter_mqtt_outbox_entries{job="labelprinter-mqtt", instance="a:9632", printer="line1", state="sent"}'
+        values: '_x20 30x20'
+      - series: 'labelprinter_mqtt_printer_reachable{job="labelprinter-mqtt", instance="a:9632", printer="line1"}'
+        values: '_x20 1x20'
+      - series: 'labelprinter_mqtt_printer_reachable{job="labelprinter-mqtt", instance="a:9632", printer="line2"}'
+        values: '_x20 0x20'
+      - series: 'labelprinter_mqtt_command_results_total{job="labelprinter-mqtt", instance="a:9632", command="printJob", state="queued"}'
+        values: '_x20 0+2x20'
+      - series: 'labelprinter_mqtt_command_results_total{job="labelprinter-mqtt", instance="a:9632", command="printJob", state="sent"}'
+        values: '_x20 0+2x20'
+`
+
 var dashboardCases = []dashboardCase{
+	{"bridges", bridgesSeries, []dashboardEval{
+		{"Bridges ready", "10m", []string{`{} 1`}},
+		{"Bridges ready", "4m", []string{`{} 0`}},
+		{"Bridge commands unknown", "10m", []string{`{} 2`}},
+		{"Bridge commands unknown", "4m", []string{`{} 0`}},
+		{"Bridge printers unreachable", "10m", []string{`{} 1`}},
+		{"Bridge printers unreachable", "4m", []string{`{} 0`}},
+		{"Bridge lease renewal age", "10m", []string{`{} 2.5`}},
+		{"Bridge results per minute", "10m", []string{`{command="printJob", state="queued"} 8`, `{command="printJob", state="sent"} 8`}},
+	}},
 	{"plant", plantSeries, []dashboardEval{
 		{"Printers up", "10m", []string{`{} 3`}},
 		{"Printers down", "10m", []string{`{} 2`}},
@@ -300,5 +347,43 @@ func TestDashboardQueries(t *testing.T) {
 	out, err := exec.Command(bin, "test", "rules", file).CombinedOutput()
 	if err != nil {
 		t.Fatalf("promtool test rules: %v\n%s\n--- the test file:\n%s", err, out, b.String())
+	}
+}
+
+// TestDashboardBridgeJob: the dashboard's bridge panels read the job the example Prometheus
+// configuration scrapes labelprinter-mqtt under, at the port its README suggests.
+func TestDashboardBridgeJob(t *testing.T) {
+	b, err := os.ReadFile("../../examples/prometheus/prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg promConfig
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	var targets []string
+	for _, sc := range cfg.ScrapeConfigs {
+		if sc.JobName == "labelprinter-mqtt" {
+			for _, st := range sc.StaticConfigs {
+				targets = append(targets, st.Targets...)
+			}
+		}
+	}
+	if len(targets) == 0 || !strings.HasSuffix(targets[0], ":9632") {
+		t.Errorf("prometheus.yml: job labelprinter-mqtt scrapes %v, want a target on :9632", targets)
+	}
+	readme, err := os.ReadFile("../labelprinter-mqtt/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "--web.listen-address :9632") {
+		t.Error("the labelprinter-mqtt README does not suggest --web.listen-address :9632")
+	}
+	for _, p := range readDashboard(t).Panels {
+		for _, tg := range p.Targets {
+			if strings.Contains(tg.Expr, "labelprinter_mqtt_") && !strings.Contains(tg.Expr, `job="labelprinter-mqtt"`) {
+				t.Errorf("panel %q reads the bridge's metrics outside job labelprinter-mqtt: %s", p.Title, tg.Expr)
+			}
+		}
 	}
 }
