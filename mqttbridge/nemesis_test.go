@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -874,7 +875,22 @@ func runBridgeNemesis(t *testing.T, pg *pgtest.Server, bk testBroker, seed uint6
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := printersim.Serve(ln, printersim.New(printersim.WithPrinters(allPrinters...)), journal.Wrap)
+	// A busy printer answers half the abortPrints 503 with Retry-After: 1 and does nothing: the
+	// SDK sends the abortPrint again a second later, which a bridge that lost its lease
+	// meanwhile must not do.
+	busy := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/abortPrint") && randN(2) == 0 {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "busy", http.StatusServiceUnavailable)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	sim := printersim.Serve(ln, printersim.New(printersim.WithPrinters(allPrinters...)), func(next http.Handler) http.Handler {
+		return journal.Wrap(busy(next))
+	})
 	t.Cleanup(sim.Close)
 	pgURL, err := url.Parse(pg.AdminDSN())
 	if err != nil {
