@@ -439,7 +439,7 @@ func (b *Bridge) bridge(ctx context.Context) error {
 			return true
 		},
 		OnConnectError: func(err error) {
-			b.log.Warn("cannot connect to the broker", "err", err)
+			b.log.Warn("cannot connect to the broker", "err", connectError(err))
 		},
 		ClientConfig: paho.ClientConfig{
 			ClientID: b.cfg.Broker.ClientID,

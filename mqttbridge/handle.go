@@ -113,7 +113,7 @@ func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
 		return b.inPlace(ctx, p, cmd, "the outbox or the ledger cannot be read or written; the command waits and is tried again",
 			func() (chan struct{}, error) { return b.change(p, cmd, rep) })
 	default: // abortPrint: sent at once, beside the queue, before any later command
-		return b.inPlace(ctx, p, cmd, "the ledger cannot be written; the command waits and is tried again",
+		return b.inPlace(ctx, p, cmd, "the ledger failed (a read or a write, as err says); the command waits and is tried again",
 			func() (chan struct{}, error) { return b.abortOnce(ctx, p, cmd, rep) })
 	}
 }

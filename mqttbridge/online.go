@@ -98,7 +98,7 @@ func (b *Bridge) checkOnline(ctx context.Context) error {
 		ConnectUsername:               b.cfg.Broker.Username,
 		ConnectPassword:               b.password,
 		OnConnectError: func(err error) {
-			b.log.Warn("cannot connect to the broker", "err", err)
+			b.log.Warn("cannot connect to the broker", "err", connectError(err))
 		},
 		ClientConfig: paho.ClientConfig{
 			ClientID: b.cfg.Broker.ClientID + "-check-" + rand.Text()[:6],

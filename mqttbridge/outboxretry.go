@@ -18,7 +18,7 @@ const (
 // the disk has room the command goes through, once. When ctx ends first the command is left
 // with the broker, which delivers it again.
 func (b *Bridge) enqueue(ctx context.Context, p *printer, cmd command, rep reply) chan struct{} {
-	return b.inPlace(ctx, p, cmd, "the outbox cannot be written; the command waits and is tried again",
+	return b.inPlace(ctx, p, cmd, "the outbox failed (a read or a write, as err says); the command waits and is tried again",
 		func() (chan struct{}, error) { return b.enqueueOnce(ctx, p, cmd, rep) })
 }
 
@@ -58,7 +58,7 @@ func (b *Bridge) runOutbox(ctx context.Context, ctl *controller) {
 		if err == nil || ctx.Err() != nil {
 			return
 		}
-		b.log.Error("the outbox cannot be written; delivery to its printers starts again", "url", ctl.url, "retry_in", wait, "err", err)
+		b.log.Error("the outbox failed (a read or a write, as err says); delivery to its printers starts again", "url", ctl.url, "retry_in", wait, "err", err)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -36,7 +36,7 @@ func TestOutboxWriteFailureRetried(t *testing.T) {
 	lift := limitFileSize(t)
 	s.send(cmdTopic("line1", "printJob"), printJobCmd("during"))
 	s.send(cmdTopic("line1", "trigger"), map[string]any{"id": "behind"})
-	failure := `level=ERROR msg="the outbox cannot be written; the command waits and is tried again" id=during printer=line1`
+	failure := `level=ERROR msg="the outbox failed (a read or a write, as err says); the command waits and is tried again" id=during printer=line1`
 	eventually(t, "three failures logged", func() bool { return strings.Count(logs.String(), failure) >= 3 })
 	if got := w.statesOf(resultTopic("line1"), "during"); len(got) != 0 {
 		t.Errorf("during: %v while the outbox could not be written, want nothing yet", got)
@@ -115,7 +115,7 @@ func TestOutboxDeliveryRestartsAfterWriteFailure(t *testing.T) {
 	})
 	lift := limitFileSize(t)
 	pl.setDown(false)
-	failure := `level=ERROR msg="the outbox cannot be written; delivery to its printers starts again"`
+	failure := `level=ERROR msg="the outbox failed (a read or a write, as err says); delivery to its printers starts again"`
 	eventually(t, "two restarts logged", func() bool { return strings.Count(logs.String(), failure) >= 2 })
 	if n := pl.printed("x"); n != 0 {
 		t.Fatalf("x reached the printer %d times while its sending could not be recorded", n)
@@ -161,7 +161,7 @@ func TestLedgerWriteFailureRetried(t *testing.T) {
 		behind := "behind-" + tc.command
 		lift := limitFileSize(t)
 		payload := map[string]any{"id": tc.id}
-		msg := "the ledger cannot be written; the command waits and is tried again"
+		msg := "the ledger failed (a read or a write, as err says); the command waits and is tried again"
 		if tc.command == cmdCancel {
 			payload["attempts"] = 0
 			msg = "the outbox or the ledger cannot be read or written; the command waits and is tried again"
