@@ -70,8 +70,17 @@ func TestPostgresSharedListener(t *testing.T) {
 	if n := listeners(t, dsn, obs...); n != 1 {
 		t.Errorf("%d connections listen for the 3 queues, want 1", n)
 	}
-	// Each queue's entries, delivered by its own Run, told to its own callback only.
-	deliver := func(round string, which ...int) {
+	// Each queue's entries, delivered by its own Run, told to its own callback only: every
+	// change, or, where the connection was cut (skipped), what a read-back tells: the changes
+	// in order, ending with sent, a state in between perhaps skipped.
+	told := func(got []State, skipped bool) bool {
+		if !skipped {
+			return slices.Equal(got, []State{Pending, Sending, Sent})
+		}
+		return slices.Equal(got, []State{Pending, Sending, Sent}) || slices.Equal(got, []State{Pending, Sent}) ||
+			slices.Equal(got, []State{Sending, Sent}) || slices.Equal(got, []State{Sent})
+	}
+	deliver := func(round string, skipped bool, which ...int) {
 		t.Helper()
 		for _, i := range which {
 			id := fmt.Sprintf("%s-q%d", round, i)
@@ -86,7 +95,7 @@ func TestPostgresSharedListener(t *testing.T) {
 		for _, i := range which {
 			id := fmt.Sprintf("%s-q%d", round, i)
 			deadline := time.Now().Add(10 * time.Second)
-			for !slices.Equal(statesOf(logs[i], id), []State{Pending, Sending, Sent}) {
+			for !told(statesOf(logs[i], id), skipped) {
 				if time.Now().After(deadline) {
 					t.Fatalf("queue %d told %v of %s, want pending, sending, sent", i, statesOf(logs[i], id), id)
 				}
@@ -102,16 +111,17 @@ func TestPostgresSharedListener(t *testing.T) {
 	for _, ob := range obs {
 		running(t, ob)
 	}
-	deliver("a", 0, 1, 2)
+	deliver("a", false, 0, 1, 2)
 
-	// The listener's connection cut: it connects again and listens for every queue.
+	// The listener's connection cut: it connects again and listens for every queue; what was
+	// committed meanwhile is read back.
 	sqlExec(t, dsn, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1`,
 		"LISTEN "+pgx.Identifier{obs[2].store.(*pgStore).channel}.Sanitize())
-	deliver("b", 0, 1, 2)
+	deliver("b", true, 0, 1, 2)
 
 	obs[0].Close()
 	closed[0] = true
-	deliver("c", 1, 2)
+	deliver("c", false, 1, 2)
 	if n := listeners(t, dsn, obs...); n != 1 {
 		t.Errorf("%d connections listen for the 2 queues left, want 1", n)
 	}
