@@ -72,5 +72,14 @@
 // refuses to connect, unless that one is of its own pair, and Run returns
 // [ErrAnotherBridgeOnline].
 //
+// # Monitoring
+//
+// [Bridge.Collector] gives the bridge's Prometheus metrics (results by command and state,
+// outbox entries by printer and state, active, connected, a pair's lease and its renewal
+// age, each printer's reachability and the class of its last read error), and
+// [Bridge.Health] whether it is active and connected: ready to take commands. A printer that
+// cannot be read is logged at warn once per change of the reason, and its status carries the
+// reason.
+//
 // [StartBroker] runs an MQTT broker in the process, for trying the bridge out and for tests.
 package mqttbridge
