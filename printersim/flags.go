@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -46,6 +48,9 @@ type Flags struct {
 	TriggerEvery time.Duration
 	// UI is WithUI, the page at / (flag ui, on by default in the commands).
 	UI bool
+	// AllowedHosts is the comma-separated list of host names requests may name besides the
+	// loopback ones and the listen address's host (flag allowed-hosts; WithAllowedHosts).
+	AllowedHosts string
 }
 
 // Register defines the flags on fs with the shared defaults and usage texts.
@@ -56,6 +61,7 @@ func (f *Flags) Register(fs FlagSet) {
 	fs.DurationVar(&f.Delay, "delay", DefaultCommandDelay, "how long an uploaded image stays PROCESSING")
 	fs.BoolVar(&f.RequireContentLength, "require-content-length", false, "answer 411 to chunked bodies and to POST or PUT without Content-Length, as small embedded servers do")
 	fs.DurationVar(&f.TriggerEvery, "trigger-every", 0, "run the line: trigger every printer that has a job selected this often (0: only on request)")
+	fs.StringVar(&f.AllowedHosts, "allowed-hosts", "", "comma-separated host names the simulator answers to besides localhost, loopback addresses and the --addr host (others get 421)")
 	fs.BoolVar(&f.UI, "ui", true, "serve the live page of printed labels at / (--ui=false: / and /ui/ answer 404)")
 }
 
@@ -88,6 +94,13 @@ func (f *Flags) Options() (opts []Option, printers []string, err error) {
 		return nil, nil, &FlagError{"trigger-every", "cannot be negative"}
 	}
 	opts = []Option{WithPrinters(printers...), WithProcessingDelay(f.Delay), WithAutoTrigger(f.TriggerEvery)}
+	hosts, err := f.allowedHosts()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(hosts) > 0 {
+		opts = append(opts, WithAllowedHosts(hosts...))
+	}
 	if f.Token != "" {
 		opts = append(opts, WithToken(f.Token))
 	}
@@ -110,4 +123,24 @@ func checkAddr(addr string) error {
 		return errors.New("needs a port number from 0 to 65535 after the colon, not " + strconv.Quote(port))
 	}
 	return nil
+}
+
+// allowedHosts reads --allowed-hosts and adds the --addr host, which is the simulator's own.
+func (f *Flags) allowedHosts() ([]string, error) {
+	var hosts []string
+	for _, h := range strings.Split(f.AllowedHosts, ",") {
+		if h = strings.TrimSpace(h); h == "" {
+			continue
+		}
+		if strings.ContainsAny(h, "/:@ ") && !strings.HasPrefix(h, "[") {
+			if _, err := netip.ParseAddr(h); err != nil {
+				return nil, &FlagError{"allowed-hosts", "takes host names or addresses without a scheme, port or path, such as printers.example, not " + strconv.Quote(h)}
+			}
+		}
+		hosts = append(hosts, h)
+	}
+	if h, _, err := net.SplitHostPort(f.Addr); err == nil && h != "" {
+		hosts = append(hosts, h)
+	}
+	return hosts, nil
 }

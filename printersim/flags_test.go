@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"slices"
 	"testing"
 	"time"
 )
@@ -58,6 +59,8 @@ func TestFlagsDefaultsAndOptions(t *testing.T) {
 		{[]string{"-addr", "[::1]:65536"}, "addr", `--addr needs a port number from 0 to 65535 after the colon, not "65536"`},
 		{[]string{"-delay", "-1ms"}, "delay", "--delay cannot be negative"},
 		{[]string{"-trigger-every", "-1s"}, "trigger-every", "--trigger-every cannot be negative"},
+		{[]string{"-allowed-hosts", "ok.example,http://printers.example"}, "allowed-hosts", `--allowed-hosts takes host names or addresses without a scheme, port or path, such as printers.example, not "http://printers.example"`},
+		{[]string{"-allowed-hosts", "printers.example:8631"}, "allowed-hosts", `--allowed-hosts takes host names or addresses without a scheme, port or path, such as printers.example, not "printers.example:8631"`},
 	} {
 		f, err := parse(tc.args...)
 		if err != nil {
@@ -68,6 +71,10 @@ func TestFlagsDefaultsAndOptions(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Flag != tc.flag || err.Error() != tc.msg {
 			t.Errorf("%q: %v, want %s", tc.args, err, tc.msg)
 		}
+	}
+	f, _ = parse("-allowed-hosts", " a.example, ,fe80::1", "-addr", "Sim.Example:0")
+	if opts, _, err := f.Options(); err != nil || !slices.Equal(New(opts...).cfg.allowedHosts, []string{"a.example", "fe80::1", "sim.example"}) {
+		t.Errorf("--allowed-hosts and --addr's host: %v, %v", New(opts...).cfg.allowedHosts, err)
 	}
 	for _, addr := range []string{":0", "127.0.0.1:0", "[::1]:8631", "localhost:65535"} {
 		if f, _ := parse("-addr", addr); f != nil {

@@ -37,12 +37,12 @@ func rawExchange(t *testing.T, srv *Server, req string, halfClose bool) string {
 
 func TestRequireContentLength(t *testing.T) {
 	const (
-		chunked   = "POST /api/v3/printers/line1/trigger HTTP/1.1\r\nHost: p\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
-		noLength  = "POST /api/v3/printers/line1/abortPrint HTTP/1.1\r\nHost: p\r\n\r\n"
-		zeroBody  = "POST /api/v3/printers/line1/abortPrint HTTP/1.1\r\nHost: p\r\nContent-Length: 0\r\n\r\n"
-		putChunk  = "PUT /api/v3/labels/L HTTP/1.1\r\nHost: p\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
-		shortBody = "PUT /api/v3/labels/L HTTP/1.1\r\nHost: p\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{}"
-		getNoLen  = "GET /api/v3/printCounters HTTP/1.1\r\nHost: p\r\n\r\n"
+		chunked   = "POST /api/v3/printers/line1/trigger HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+		noLength  = "POST /api/v3/printers/line1/abortPrint HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+		zeroBody  = "POST /api/v3/printers/line1/abortPrint HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n"
+		putChunk  = "PUT /api/v3/labels/L HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+		shortBody = "PUT /api/v3/labels/L HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{}"
+		getNoLen  = "GET /api/v3/printCounters HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 	)
 	for _, tc := range []struct {
 		name            string

@@ -90,6 +90,7 @@ func (f *fuzzRun) checkCounters(step string) {
 // fault was injected for it, errors as {"message"}. It returns the status and body.
 func (f *fuzzRun) do(method, target, body string) (int, []byte) {
 	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	req.Host = "127.0.0.1" // httptest names example.com, a host the simulator does not answer to
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -92,6 +92,13 @@
 // the trigger has been answered through a bounded queue that skips the picture, never the
 // print; a skipped picture is drawn when its URL is asked for. With WithToken, the page takes
 // the API's Bearer token or a session from its login form.
+//
+// # Other sites' pages
+//
+// A request whose Host names neither a loopback name or address, the address it reached, nor a
+// host given with WithAllowedHosts is answered 421 (against DNS rebinding); a request that
+// changes state and that a browser marks as sent by another origin's page is answered 403,
+// whatever its body (origin.go holds both rules).
 package printersim
 
 import (
@@ -104,6 +111,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"sort"
 	"strconv"
@@ -135,7 +143,10 @@ type config struct {
 	strict   bool
 	autoEach time.Duration
 	ui       bool
-	draw     func(context.Context, *Picture) ([]byte, error) // the pictures; nil draws none
+	// allowedHosts and trustedProxies: see origin.go.
+	allowedHosts   []string
+	trustedProxies []netip.Prefix
+	draw           func(context.Context, *Picture) ([]byte, error) // the pictures; nil draws none
 }
 
 // WithPrinters names the printers (default one printer, DefaultPrinter). The single-printer
@@ -375,9 +386,19 @@ func (s *Simulator) routes() {
 	}
 }
 
-// ServeHTTP counts the request, applies any fault injected for its route, checks the token
-// and the body cap, and serves it; with WithUI, / and /ui/ are the page's.
+// ServeHTTP refuses a request naming a host the simulator does not answer to (421) and one
+// that changes state sent by another site's page (403), counts the request, applies any fault
+// injected for its route, checks the token and the body cap, and serves it; with WithUI, / and
+// /ui/ are the page's.
 func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.hostAllowed(r) {
+		writeError(w, http.StatusMisdirectedRequest, hostRefused)
+		return
+	}
+	if changesState(r) && s.crossOrigin(r) {
+		writeError(w, http.StatusForbidden, crossOriginRefused)
+		return
+	}
 	if s.ui != nil && (r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/ui/")) {
 		s.serveUI(w, r)
 		return
