@@ -133,7 +133,7 @@ func (v *validator) gs1Rules(objs []Object) {
 		}
 		return true
 	})
-	if !ok || len(els) < 2 {
+	if !ok || len(els) == 0 {
 		return
 	}
 	name := func(j int) string {

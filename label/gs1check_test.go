@@ -93,6 +93,9 @@ func TestValidateGS1RulesAcrossSymbols(t *testing.T) {
 		{"needs met by a -Plain string in a group", `
 			{"type":"GS1-128","barHeight":32,"apps":[["00","106141411234567897"],["02","09501101530003"]]},
 			{"type":"ObjectGroup","children":[{"type":"GS1-DataMatrix-Plain","text":"3712"}]}`, nil},
+		{"a lone symbol's single AI needs another", `
+			{"type":"GS1-128","barHeight":32,"apps":[["10","LOT1"]]}`,
+			[]string{"objs[0].apps[0]: AI (10) needs AI (01), (02), (03), (8006) or (8026)"}},
 		{"needs met by no symbol", `
 			{"type":"GS1-128","barHeight":32,"apps":[["00","106141411234567897"]]},
 			{"type":"GS1-128","barHeight":32,"apps":[["02","09501101530003"]]}`,
