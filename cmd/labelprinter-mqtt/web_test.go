@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/labelprinter/go-labelprinter/mqttbridge"
 	"github.com/labelprinter/go-labelprinter/printersim"
 )
 
@@ -188,4 +190,41 @@ func sendCommand(t *testing.T, addr, topic, payload string) {
 			t.Fatalf("no sent result for %s", payload)
 		}
 	}
+}
+
+// TestReadyzNotActive: a bridge that is not active (here made and never run, as a standby of
+// a pair is until it holds the lease) is healthy and not ready: /healthz 200, /readyz 503
+// saying so.
+func TestReadyzNotActive(t *testing.T) {
+	dir := t.TempDir()
+	b, err := mqttbridge.New(mqttbridge.Config{
+		Broker:   mqttbridge.BrokerConfig{URL: "mqtt://127.0.0.1:1", ClientID: "standby"},
+		StateDir: dir,
+		Printers: []mqttbridge.PrinterConfig{{Name: "line1", URL: "http://127.0.0.1:1", Printer: "line1"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var logs syncBuffer
+	stop, err := startWeb("127.0.0.1:0", b, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	m := regexp.MustCompile(`addr=(\S+)`).FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no address logged: %s", logs.String())
+	}
+	base := "http://" + m[1]
+	if code, body := get(t, base+"/healthz"); code != 200 {
+		t.Errorf("/healthz: %d %q, want 200", code, body)
+	}
+	if code, body := get(t, base+"/readyz"); code != 503 || !strings.Contains(body, "not active") {
+		t.Errorf("/readyz: %d %q, want 503 saying not active", code, body)
+	}
+	if code, _ := get(t, base+"/metrics"); code != 200 {
+		t.Errorf("/metrics: %d", code)
+	}
+	http.DefaultClient.CloseIdleConnections()
 }
