@@ -42,8 +42,8 @@
 // Beyond the image itself, what a render costs grows with the label's size, not with what it
 // asks for: geometry is clipped to the image before it is rasterised, the dashes of all
 // PolyLines share a bound, a StaticBitmap's PNG is read a row at a time into the picture of
-// its visible part (at most at the size it prints), a line of text is not laid out past the
-// label's right edge where nothing of it can show, and dynamic text is filled with
+// its visible part (at most at the size it prints), text is not laid out past the label's
+// right or bottom edge where nothing more of it can show, and dynamic text is filled with
 // label.Expand's bounds. Package label's README states the bound and measures hostile labels
 // against it; FuzzBounded holds every entry point to it.
 //

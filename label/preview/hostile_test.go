@@ -328,9 +328,9 @@ func TestNestedGroupsBounded(t *testing.T) {
 	}
 }
 
-// TestTextBeyondEdgeNotLaidOut: a line of 256 KB running off the label's right edge costs
-// little more than a short one: what lies beyond the edge is not laid out (it allocated 270
-// bytes per byte of text).
+// TestTextBeyondEdgeNotLaidOut: a line of 256 KB running off the label's right edge, and 256
+// KB of lines running off its bottom edge, cost little more than a short text: what lies
+// beyond the edges is not laid out (they allocated 270 and 165 bytes per byte of text).
 func TestTextBeyondEdgeNotLaidOut(t *testing.T) {
 	render := func(data []byte) uint64 {
 		l, err := label.Parse(data)
@@ -346,12 +346,20 @@ func TestTextBeyondEdgeNotLaidOut(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		return after.TotalAlloc - before.TotalAlloc
 	}
-	short, wide := wideText(120), wideText(256<<10)
-	a, b := render(short), render(wide)
-	extra := float64(b-a) / float64(len(wide)-len(short))
-	t.Logf("a line of %d bytes: %d bytes allocated; of %d: %d (%.1f per byte more)", len(short), a, len(wide), b, extra)
-	if extra > 32 {
-		t.Errorf("a line of %d bytes beyond the label's edge: %.1f bytes allocated per byte, want at most 32", len(wide), extra)
+	tall := func(n int) []byte {
+		return []byte(`{"format":3,"width":100,"height":100,"objs":[{"type":"Text","x":1,"y":1,"text":"` +
+			strings.Repeat(`a\n`, n/3) + `","font":{"family":"Go","style":"Regular","height":3},"color":"black"}]}`)
+	}
+	for _, c := range []struct {
+		name        string
+		short, long []byte
+	}{{"a line", wideText(120), wideText(256 << 10)}, {"lines", tall(120), tall(256 << 10)}} {
+		a, b := render(c.short), render(c.long)
+		extra := float64(b-a) / float64(len(c.long)-len(c.short))
+		t.Logf("%s of %d bytes: %d bytes allocated; of %d: %d (%.1f per byte more)", c.name, len(c.short), a, len(c.long), b, extra)
+		if extra > 32 {
+			t.Errorf("%s of %d bytes beyond the label's edge: %.1f bytes allocated per byte, want at most 32", c.name, len(c.long), extra)
+		}
 	}
 }
 

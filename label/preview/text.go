@@ -415,11 +415,19 @@ func (r *renderer) text(o *label.Text, path string) {
 		room = float64(r.img.Bounds().Dx()-px(label.Or(o.X, 0), r.sx)) + 1
 	}
 	used := 0.0 // how far the paragraph has gone
+	// Nor below its bottom edge: text that hangs from its y (TOP, anchored TOP) has each
+	// paragraph at least a line of the base height below the one before, so past the edge the
+	// rest is not laid out.
+	below := math.Inf(1)
+	if label.Or(o.VAlign, "TOP") == "TOP" && label.Or(o.VAnchor, "TOP") == "TOP" && lineSp >= 0 {
+		below = float64(r.img.Bounds().Dy()-px(label.Or(o.Y, 0), r.sy)) + 1
+	}
 	missing := ""
 	var buf sfnt.Buffer
 	var looks []look
 	var paras [][]glyph
 	var cur []glyph
+layout:
 	for _, rn := range r.runs(*o.Text, base, label.Or(o.StyleFormat, label.DefaultStyleFormat), path) {
 		fe := r.font(rn.st.family, rn.st.style)
 		if fe.warn != "" && !warned[fe.warn] {
@@ -447,6 +455,9 @@ func (r *renderer) text(o *label.Text, path string) {
 			if ch == '\n' {
 				paras = append(paras, cur)
 				cur, used = nil, 0
+				if float64(len(paras))*(base.height*r.sy+lineSp) > below+lineSp {
+					break layout
+				}
 				continue
 			}
 			if used > room {
@@ -476,14 +487,20 @@ func (r *renderer) text(o *label.Text, path string) {
 	}
 
 	type line struct {
-		g  []glyph
-		w  float64
-		em float64
+		g   []glyph
+		w   float64
+		em  float64
+		end bool // the last line of its paragraph
 	}
 	var lines []line
 	for _, p := range paras {
-		for _, l := range wrap(p, width) {
-			lines = append(lines, line{g: l, w: lineWidth(l)})
+		if len(p) == 0 || width < 0 {
+			lines = append(lines, line{g: p, w: lineWidth(p), end: true}) // wrap's one line
+			continue
+		}
+		ls := wrap(p, width)
+		for k, l := range ls {
+			lines = append(lines, line{g: l, w: lineWidth(l), end: k == len(ls)-1})
 		}
 	}
 	hAlign := label.Or(o.HAlign, "LEFT")
@@ -525,13 +542,7 @@ func (r *renderer) text(o *label.Text, path string) {
 		hAlign = "LEFT"
 	}
 	// Every wrapped line but a paragraph's last is justified when asked.
-	paraEnd := map[int]bool{}
-	n := 0
-	for _, p := range paras {
-		n += len(wrap(p, width))
-		paraEnd[n-1] = true
-	}
-	for i, l := range lines {
+	for _, l := range lines {
 		x := float64(b.Min.X)
 		extra := 0.0
 		switch hAlign {
@@ -540,7 +551,7 @@ func (r *renderer) text(o *label.Text, path string) {
 		case "RIGHT":
 			x += boxW - l.w
 		case "JUSTIFIED":
-			if !paraEnd[i] {
+			if !l.end {
 				spaces := 0
 				for _, g := range trimSpace(l.g) {
 					if g.r == ' ' {
