@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/labelprinter/go-labelprinter/printersim"
+)
+
+// readmeSession is a session of a README that runs offline, named by its first line. The
+// sessions of one README run in the order given and share one simulator and one environment,
+// as the README's terminals do.
+type readmeSession struct {
+	readme, first string
+	// sim, when set, is the address of a simulator the session talks to without starting it
+	// ("labelctl sim" in another terminal), with label MEDIUM stored as the README says.
+	sim string
+	// off is an address the session uses for a printer that is off: nothing listens there.
+	off string
+}
+
+var readmeSessions = []readmeSession{
+	{readme: "README.md", first: "$ cat medium.json"},
+	{readme: "README.md", first: "$ labelctl print job --lable MEDIUM"},
+	{readme: "../../outbox/README.md", first: "$ export LABELPRINTER_URL=http://127.0.0.1:8641 LABELPRINTER_PRINTER=line1",
+		sim: "http://127.0.0.1:8641", off: "http://127.0.0.1:8699"},
+}
+
+// closedAddr returns a loopback URL where nothing listens.
+func closedAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + ln.Addr().String()
+	_ = ln.Close()
+	return u
+}
+
+// TestREADMESessions runs the README's offline sessions as written: each "$ labelctl ..."
+// line in process, "$ export" into the environment, "$ cat FILE" as the file the session uses
+// (what the README shows is what the test writes), and "$ labelctl sim" as the simulator the
+// session talks to. Each command's output and exit code ("(exit N)", else 0) must be the
+// README's, with the simulator's address and the times of day read as they come.
+func TestREADMESessions(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	times := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\b\d\d:\d\d:\d\d\b`)
+	dirs := map[string]string{}
+	envs := map[string]map[string]string{}
+	urls := map[string]map[string]string{} // each README's host:port to the test's
+	for _, ses := range readmeSessions {
+		first := ses.first
+		readme, err := os.ReadFile(filepath.Join(wd, ses.readme))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dirs[ses.readme] == "" {
+			dirs[ses.readme], envs[ses.readme], urls[ses.readme] = t.TempDir(), map[string]string{}, map[string]string{}
+		}
+		dir, env, addrs := dirs[ses.readme], envs[ses.readme], urls[ses.readme]
+		t.Chdir(dir)
+		if ses.sim != "" {
+			srv := startSim(t)
+			addrs[hostPort(ses.sim)] = hostPort(srv.URL)
+			cli(t, context.Background(), map[string]string{"LABELPRINTER_URL": srv.URL}, `{"format":3}`, "labels", "put", "MEDIUM", "-").ok(t)
+		}
+		if ses.off != "" {
+			addrs[hostPort(ses.off)] = hostPort(closedAddr(t))
+		}
+		toTest := func(s string) string {
+			for r, a := range addrs {
+				s = strings.ReplaceAll(s, r, a)
+			}
+			return s
+		}
+		toREADME := func(s string) string {
+			for r, a := range addrs {
+				s = strings.ReplaceAll(s, a, r)
+			}
+			return s
+		}
+		var block string
+		for _, b := range fencedBlocks(string(readme)) {
+			if strings.HasPrefix(b, first+"\n") {
+				block = b
+			}
+		}
+		if block == "" {
+			t.Errorf("%s has no session starting %q", ses.readme, first)
+			continue
+		}
+		// Each command with the lines it prints, up to the next "$ ".
+		var steps [][]string
+		for _, line := range strings.Split(block, "\n") {
+			if strings.HasPrefix(line, "$ ") {
+				steps = append(steps, []string{line})
+			} else if len(steps) > 0 {
+				steps[len(steps)-1] = append(steps[len(steps)-1], line)
+			}
+		}
+		for _, st := range steps {
+			cmd, want := strings.TrimPrefix(st[0], "$ "), st[1:]
+			code := 0
+			if n := len(want); n > 0 && strings.HasPrefix(want[n-1], "(exit ") {
+				code, _ = strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(want[n-1], "(exit "), ")"))
+				want = want[:n-1]
+			}
+			if c, _, ok := strings.Cut(cmd, "   #"); ok { // a comment for the reader
+				cmd = strings.TrimSpace(c)
+			}
+			args := strings.Fields(toTest(cmd))
+			runEnv := env
+			if k, v, ok := strings.Cut(args[0], "="); ok && !strings.Contains(k, "/") { // K=V command
+				runEnv = map[string]string{k: v}
+				for k, v := range env {
+					if _, set := runEnv[k]; !set {
+						runEnv[k] = v
+					}
+				}
+				args = args[1:]
+			}
+			switch {
+			case args[0] == "cat" && len(args) == 2:
+				if err := os.WriteFile(filepath.Join(dir, args[1]), []byte(strings.Join(want, "\n")+"\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			case args[0] == "export":
+				for _, kv := range args[1:] {
+					k, v, _ := strings.Cut(kv, "=")
+					env[k] = v
+				}
+				continue
+			case args[0] == "ls":
+				out, err := exec.Command("ls", args[1:]...).CombinedOutput()
+				ec := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					ec = ee.ExitCode()
+				}
+				if got, w := strings.TrimSuffix(string(out), "\n"), strings.Join(want, "\n"); ec != code || got != w {
+					t.Errorf("%s:\nexit %d, printed\n%s\n%s says exit %d and\n%s", cmd, ec, got, ses.readme, code, w)
+				}
+				continue
+			case len(args) > 1 && args[0] == "labelctl" && args[1] == "sim":
+				var printers []string
+				for i, a := range args {
+					if a == "--printers" && i+1 < len(args) {
+						printers = strings.Split(args[i+1], ",")
+					}
+				}
+				for i, a := range args {
+					if a == "--addr" && i+1 < len(args) {
+						addrs[args[i+1]] = hostPort(startSim(t, printersim.WithPrinters(printers...)).URL)
+					}
+				}
+				continue
+			case args[0] != "labelctl":
+				t.Fatalf("%q: the test runs labelctl, export and cat only", cmd)
+			}
+			for k, v := range runEnv {
+				runEnv[k] = toTest(v)
+			}
+			r := cli(t, context.Background(), runEnv, "", args[1:]...)
+			got := times.ReplaceAllString(toREADME(strings.TrimSuffix(r.stdout+r.stderr, "\n")), "TIME")
+			w := times.ReplaceAllString(strings.Join(want, "\n"), "TIME")
+			if r.code != code || got != w {
+				t.Errorf("%s:\nexit %d, printed\n%s\n%s says exit %d and\n%s", cmd, r.code, got, ses.readme, code, w)
+			}
+		}
+	}
+}
+
+// fencedBlocks returns the text of each fenced block of a Markdown document that names no
+// language, fence by fence.
+func fencedBlocks(doc string) []string {
+	var out []string
+	var cur []string
+	in, plain := false, false
+	for _, line := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(line, "```") {
+			if in {
+				if plain {
+					out = append(out, strings.Join(cur, "\n"))
+				}
+				in, cur = false, nil
+				continue
+			}
+			in, plain = true, strings.TrimSpace(line) == "```"
+			continue
+		}
+		if in {
+			cur = append(cur, line)
+		}
+	}
+	return out
+}
+
+// hostPort is the host and port of a URL: the README's addresses are replaced in that form,
+// which the URLs and the dial errors both print.
+func hostPort(u string) string { return strings.TrimPrefix(u, "http://") }
