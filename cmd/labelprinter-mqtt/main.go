@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -69,6 +70,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "labelprinter-mqtt: unexpected argument %q\n", fs.Arg(0))
 		return 2
+	}
+	if *web != "" {
+		if _, _, err := net.SplitHostPort(*web); err != nil {
+			fmt.Fprintf(stderr, "labelprinter-mqtt: --web.listen-address %q: want host:port, such as :9632 or 127.0.0.1:9632\n", *web)
+			return 2
+		}
 	}
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {

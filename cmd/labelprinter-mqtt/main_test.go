@@ -49,6 +49,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--config.file", typo}, `config: line 3: unknown field "printr" in printers[]; did you mean "printer"?`},
 		{[]string{"--config.file", noURL}, "broker.url"},
 		{[]string{"--config.file", bad, "--log-level", "loud"}, "--log-level"},
+		{[]string{"--config.file", bad, "--web.listen-address", "9632"}, `--web.listen-address "9632": want host:port, such as :9632`},
 	} {
 		var stderr syncBuffer
 		if code := run(context.Background(), c.args, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) || strings.Count(stderr.String(), "\n") != 1 {

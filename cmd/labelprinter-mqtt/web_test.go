@@ -228,3 +228,21 @@ func TestReadyzNotActive(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 }
+
+// TestWebAddressInUse: an address another process listens on stops the start with exit 1,
+// naming the flag, before the bridge connects anywhere.
+func TestWebAddressInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "bridge.yml")
+	_ = os.WriteFile(cfg, []byte("broker: {url: \"mqtt://127.0.0.1:1\", client_id: c}\nstate_dir: state\nprinters: [{name: line1, url: \"http://127.0.0.1:1\", printer: line1}]\n"), 0o600)
+	var stderr syncBuffer
+	if code := run(context.Background(), []string{"--config.file", cfg, "--web.listen-address", ln.Addr().String()}, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "labelprinter-mqtt: --web.listen-address: listen tcp "+ln.Addr().String()) {
+		t.Errorf("exit %d, %q; want 1 naming --web.listen-address", code, stderr.String())
+	}
+}
