@@ -50,7 +50,9 @@ import (
 // publishes only once the cancel is answered (tombstones), cancels of earlier ids and of ids
 // it saw unknown, resends of ids it saw sent, and abortPrints, one per printer at a time. An
 // operator resends each unknown id (naming its attempts) only when the printer's journal
-// shows it never printed, and repeats that resend later. The printers' journal is the ground
+// shows it never printed, and repeats that resend later. The printers lose the answer to
+// some prints (more often to those of resent ids) and answer half the abortPrints 503 with
+// Retry-After, doing nothing. The printers' journal is the ground
 // truth; after every step of the schedule, and fully once every fault healed:
 //
 //   - each (printer, id) is printed at most once, on its own printer;
