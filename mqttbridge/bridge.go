@@ -154,11 +154,11 @@ type printer struct {
 	read      bool // a counters read has been tried
 	reachable bool
 	statusKey string // the last status payload without its time
+	statusMsg []byte
+	countMsg  []byte
 	// errClass and errReason say why the last counters read failed (readerror.go); empty
 	// once one succeeds.
 	errClass, errReason string
-	statusMsg           []byte
-	countMsg            []byte
 }
 
 func (p *printer) topic(leaf string) string { return printerTopic(p.prefix, p.name, leaf) }
