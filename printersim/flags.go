@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/labelprinter/go-labelprinter/internal/secretfile"
 )
 
 // The defaults shared by New and by the commands that serve a simulator (printersim and
@@ -51,6 +53,12 @@ type Flags struct {
 	// AllowedHosts is the comma-separated list of host names requests may name besides the
 	// loopback ones and the listen address's host (flag allowed-hosts; WithAllowedHosts).
 	AllowedHosts string
+	// TokenFile is a file holding the token, less one trailing newline, so that the token is
+	// not in the process's arguments (flag token-file; not with require-token).
+	TokenFile string
+	// TrustedProxies is the comma-separated list of addresses or CIDR prefixes of reverse
+	// proxies whose X-Forwarded-* headers are believed (flag trusted-proxy; WithTrustedProxies).
+	TrustedProxies string
 }
 
 // Register defines the flags on fs with the shared defaults and usage texts.
@@ -61,6 +69,8 @@ func (f *Flags) Register(fs FlagSet) {
 	fs.DurationVar(&f.Delay, "delay", DefaultCommandDelay, "how long an uploaded image stays PROCESSING")
 	fs.BoolVar(&f.RequireContentLength, "require-content-length", false, "answer 411 to chunked bodies and to POST or PUT without Content-Length, as small embedded servers do")
 	fs.DurationVar(&f.TriggerEvery, "trigger-every", 0, "run the line: trigger every printer that has a job selected this often (0: only on request)")
+	fs.StringVar(&f.TokenFile, "token-file", "", "file holding the bearer token (kept out of the process list; not with --require-token)")
+	fs.StringVar(&f.TrustedProxies, "trusted-proxy", "", "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-Proto, -Host and -For are believed")
 	fs.StringVar(&f.AllowedHosts, "allowed-hosts", "", "comma-separated host names the simulator answers to besides localhost, loopback addresses and the --addr host (others get 421)")
 	fs.BoolVar(&f.UI, "ui", true, "serve the live page of printed labels at / (--ui=false: / and /ui/ answer 404)")
 }
@@ -101,8 +111,37 @@ func (f *Flags) Options() (opts []Option, printers []string, err error) {
 	if len(hosts) > 0 {
 		opts = append(opts, WithAllowedHosts(hosts...))
 	}
-	if f.Token != "" {
-		opts = append(opts, WithToken(f.Token))
+	token := f.Token
+	if f.TokenFile != "" {
+		if f.Token != "" {
+			return nil, nil, &FlagError{"token-file", "cannot be given with --require-token: give the token once"}
+		}
+		b, err := secretfile.Read(f.TokenFile)
+		if err != nil {
+			return nil, nil, &FlagError{"token-file", "cannot be read: " + err.Error()}
+		}
+		token = string(b)
+	}
+	if token != "" {
+		opts = append(opts, WithToken(token))
+	}
+	if f.TrustedProxies != "" {
+		var proxies []netip.Prefix
+		for _, p := range strings.Split(f.TrustedProxies, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			prefix, err := netip.ParsePrefix(p)
+			if err != nil {
+				addr, aerr := netip.ParseAddr(p)
+				if aerr != nil {
+					return nil, nil, &FlagError{"trusted-proxy", "takes addresses or CIDR prefixes, such as 127.0.0.1 or 10.0.0.0/8, not " + strconv.Quote(p)}
+				}
+				prefix = netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen())
+			}
+			proxies = append(proxies, prefix.Masked())
+		}
+		opts = append(opts, WithTrustedProxies(proxies...))
 	}
 	if f.RequireContentLength {
 		opts = append(opts, WithRequireContentLength())

@@ -3,7 +3,10 @@ package printersim
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -60,6 +63,8 @@ func TestFlagsDefaultsAndOptions(t *testing.T) {
 		{[]string{"-delay", "-1ms"}, "delay", "--delay cannot be negative"},
 		{[]string{"-trigger-every", "-1s"}, "trigger-every", "--trigger-every cannot be negative"},
 		{[]string{"-allowed-hosts", "ok.example,http://printers.example"}, "allowed-hosts", `--allowed-hosts takes host names or addresses without a scheme, port or path, such as printers.example, not "http://printers.example"`},
+		{[]string{"-trusted-proxy", "127.0.0.1,proxy.example"}, "trusted-proxy", `--trusted-proxy takes addresses or CIDR prefixes, such as 127.0.0.1 or 10.0.0.0/8, not "proxy.example"`},
+		{[]string{"-require-token", "a", "-token-file", "t"}, "token-file", "--token-file cannot be given with --require-token: give the token once"},
 		{[]string{"-allowed-hosts", "printers.example:8631"}, "allowed-hosts", `--allowed-hosts takes host names or addresses without a scheme, port or path, such as printers.example, not "printers.example:8631"`},
 	} {
 		f, err := parse(tc.args...)
@@ -75,6 +80,18 @@ func TestFlagsDefaultsAndOptions(t *testing.T) {
 	f, _ = parse("-allowed-hosts", " a.example, ,fe80::1", "-addr", "Sim.Example:0")
 	if opts, _, err := f.Options(); err != nil || !slices.Equal(New(opts...).cfg.allowedHosts, []string{"a.example", "fe80::1", "sim.example"}) {
 		t.Errorf("--allowed-hosts and --addr's host: %v, %v", New(opts...).cfg.allowedHosts, err)
+	}
+	f, _ = parse("-trusted-proxy", "127.0.0.1, 10.1.2.3/8,::1")
+	if opts, _, err := f.Options(); err != nil || fmt.Sprint(New(opts...).cfg.trustedProxies) != "[127.0.0.1/32 10.0.0.0/8 ::1/128]" {
+		t.Errorf("--trusted-proxy: %v, %v", New(opts...).cfg.trustedProxies, err)
+	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("from-a-file\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, _ = parse("-token-file", tokenFile)
+	if opts, _, err := f.Options(); err != nil || New(opts...).cfg.token != "from-a-file" {
+		t.Errorf("--token-file: %q, %v", New(opts...).cfg.token, err)
 	}
 	for _, addr := range []string{":0", "127.0.0.1:0", "[::1]:8631", "localhost:65535"} {
 		if f, _ := parse("-addr", addr); f != nil {

@@ -104,7 +104,6 @@ package printersim
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -473,9 +472,7 @@ func (s *Simulator) serve(w http.ResponseWriter, r *http.Request, pattern string
 }
 
 func (s *Simulator) authorized(r *http.Request) bool {
-	want := "Bearer " + s.cfg.token
-	got := r.Header.Get("Authorization")
-	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+	return tokenEqual(r.Header.Get("Authorization"), "Bearer "+s.cfg.token)
 }
 
 // Requests returns how many requests reached the simulator for route with method, faults

@@ -2,7 +2,6 @@ package printersim
 
 import (
 	"crypto/rand"
-	"crypto/subtle"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
@@ -29,10 +28,6 @@ func WithUI() Option { return func(c *config) { c.ui = true } }
 //go:embed ui
 var uiFiles embed.FS
 
-// sessionCookie is the page's session cookie: a random id the simulator maps to a login,
-// never the token.
-const sessionCookie = "printersim_session"
-
 const (
 	maxSessions = 64
 	sessionLife = 12 * time.Hour
@@ -50,7 +45,8 @@ type uiState struct {
 	runID    string // names this run in the pictures' ETags
 
 	sessMu   sync.Mutex
-	sessions map[string]time.Time // session id to expiry
+	sessions map[string]time.Time // session id to expiry (the cookie's value: see session.go)
+	fails    loginFails
 }
 
 func newUIState(s *Simulator) *uiState {
@@ -118,7 +114,7 @@ func (s *Simulator) sessionOf(r *http.Request) string {
 	if s.cfg.token == "" || s.authorized(r) {
 		return ""
 	}
-	if c, err := r.Cookie(sessionCookie); err == nil {
+	if c, err := r.Cookie(s.sessionCookieName(r)); err == nil {
 		return c.Value
 	}
 	return ""
@@ -136,7 +132,7 @@ func (s *Simulator) uiAuthorized(r *http.Request) bool {
 	if s.cfg.token == "" || s.authorized(r) {
 		return true
 	}
-	c, err := r.Cookie(sessionCookie)
+	c, err := r.Cookie(s.sessionCookieName(r))
 	if err != nil {
 		return false
 	}
@@ -190,7 +186,14 @@ func (s *Simulator) uiLogin(w http.ResponseWriter, r *http.Request) {
 		s.loginForm(w, http.StatusBadRequest, "the form could not be read")
 		return
 	}
-	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("token")), []byte(s.cfg.token)) != 1 {
+	addr, now := s.clientAddr(r), time.Now()
+	if d := s.ui.fails.wait(addr, now); d > 0 {
+		w.Header().Set("Retry-After", retryAfter(d))
+		s.loginForm(w, http.StatusTooManyRequests, "Too many wrong tokens from this address: try again in "+retryAfter(d)+" s.")
+		return
+	}
+	if !tokenEqual(r.PostForm.Get("token"), s.cfg.token) {
+		s.ui.fails.failed(addr, now)
 		s.loginForm(w, http.StatusUnauthorized, "That is not the token.")
 		return
 	}
@@ -199,7 +202,6 @@ func (s *Simulator) uiLogin(w http.ResponseWriter, r *http.Request) {
 	id := hex.EncodeToString(b[:])
 	u := s.ui
 	u.sessMu.Lock()
-	now := time.Now()
 	for k, exp := range u.sessions {
 		if now.After(exp) {
 			delete(u.sessions, k)
@@ -216,12 +218,12 @@ func (s *Simulator) uiLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	u.sessions[id] = now.Add(sessionLife)
 	u.sessMu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: int(sessionLife / time.Second)})
+	http.SetCookie(w, s.sessionCookie(r, id, int(sessionLife/time.Second)))
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 func (s *Simulator) uiLogout(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(sessionCookie); err == nil {
+	if c, err := r.Cookie(s.sessionCookieName(r)); err == nil {
 		s.ui.sessMu.Lock()
 		delete(s.ui.sessions, c.Value)
 		s.ui.sessMu.Unlock()
@@ -230,7 +232,7 @@ func (s *Simulator) uiLogout(w http.ResponseWriter, r *http.Request) {
 		s.ui.endSession(c.Value)
 		s.mu.Unlock()
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.SetCookie(w, s.sessionCookie(r, "", -1))
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 

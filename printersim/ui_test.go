@@ -489,7 +489,7 @@ func TestUIToken(t *testing.T) {
 		t.Fatalf("login: %d %v", resp.StatusCode, resp.Header)
 	}
 	c := resp.Cookies()[0]
-	if c.Name != sessionCookie || len(c.Value) != 64 || strings.Contains(c.Value, token) || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
+	if c.Name != "printersim_session_"+s.srv.URL[strings.LastIndexByte(s.srv.URL, ':')+1:] || c.Secure || len(c.Value) != 64 || strings.Contains(c.Value, token) || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
 		t.Errorf("session cookie %+v", c)
 	}
 	cookie := []string{"Cookie", c.Name + "=" + c.Value}

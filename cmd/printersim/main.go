@@ -100,8 +100,8 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return http.NewResponseController(w.ResponseWriter).Hijack()
 }
 
-// logRequests writes one line per request: method, path, status, duration. Headers, and so
-// credentials, are never logged.
+// logRequests writes one line per request: method, path, status, duration. Headers and query
+// strings, and so credentials put in either, are never logged.
 func logRequests(h http.Handler, out io.Writer) http.Handler {
 	var mu sync.Mutex
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -114,6 +114,6 @@ func logRequests(h http.Handler, out io.Writer) http.Handler {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(out, "%s %s %s %d %s\n", start.Format("15:04:05.000"), r.Method, r.URL.RequestURI(), status, time.Since(start).Round(time.Microsecond))
+		fmt.Fprintf(out, "%s %s %s %d %s\n", start.Format("15:04:05.000"), r.Method, r.URL.EscapedPath(), status, time.Since(start).Round(time.Microsecond))
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -70,6 +72,50 @@ func TestRunServesAndLogs(t *testing.T) {
 	}
 	if strings.Contains(log, "s3cret-token") {
 		t.Errorf("token logged: %q", log)
+	}
+}
+
+// TestRunTokenFileLogsPathsOnly: -token-file gives the token from a file, not the process's
+// arguments; the request log prints paths without their query strings.
+func TestRunTokenFileLogsPathsOnly(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte("f1le-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, _, stderr, stop := startRun(t, "-token-file", file)
+	client := &http.Client{Transport: &http.Transport{}}
+	for _, tc := range []struct {
+		auth string
+		want int
+	}{{"Bearer f1le-token", 200}, {"", 401}} {
+		req, _ := http.NewRequest("GET", url+"/api/v3/printHistory?start=0&end=1&apiKey=q3ery-secret", nil)
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("Authorization %q: %d, want %d", tc.auth, resp.StatusCode, tc.want)
+		}
+	}
+	client.CloseIdleConnections()
+	if code := stop(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	log := stderr.String()
+	if !strings.Contains(log, "GET /api/v3/printHistory 200") || strings.Contains(log, "q3ery-secret") || strings.Contains(log, "?") || strings.Contains(log, "f1le-token") {
+		t.Errorf("the log: %q, want paths only", log)
+	}
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-token", "x", "-token-file", file}, &out, &out); code != 2 || !strings.Contains(out.String(), "--token-file cannot be given with --require-token") {
+		t.Errorf("-token with -token-file: exit %d, %q", code, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"-addr", "127.0.0.1:0", "-token-file", file + ".missing"}, &out, &out); code != 2 || !strings.Contains(out.String(), "--token-file cannot be read: "+file+".missing") {
+		t.Errorf("a missing -token-file: exit %d, %q", code, out.String())
 	}
 }
 
