@@ -341,8 +341,9 @@ func (b *Bridge) Close() error {
 // Run connects to the broker and bridges until ctx ends, riding out broker and printer
 // outages. When ctx ends it stops taking commands (those not yet taken stay unacknowledged
 // with the broker, and the subscription stays), lets print jobs in flight finish or become
-// unknown, publishes their results and "offline", disconnects and returns nil. Run may be
-// called once. At start, Run refuses to connect when <topic_prefix>/bridge/online says another
+// unknown, publishes their results and "offline", disconnects and returns nil; without a
+// connection to the broker at that moment it waits for none (the broker published the Will,
+// and the results go out at the next start). Run may be called once. At start, Run refuses to connect when <topic_prefix>/bridge/online says another
 // bridge process is online (see [ErrAnotherBridgeOnline]). When another connection with
 // broker.client_id takes the broker session, Run stops at once without reconnecting or
 // publishing "offline" (the other process is online) and returns an error wrapping
@@ -387,6 +388,9 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	// shut down: so down always belongs to its own connection, unlike OnClientError's and
 	// OnServerDisconnect's reports, which may come once the next one is up.
 	var down chan struct{}
+	// up says whether a connection is up now: a bridge stopping without one waits for no
+	// broker (see the end of this function).
+	var up atomic.Bool
 	cc := autopaho.ClientConfig{
 		ServerUrls:                    []*url.URL{serverURL},
 		TlsCfg:                        b.tls,
@@ -421,11 +425,13 @@ func (b *Bridge) bridge(ctx context.Context) error {
 				b.connUp()
 			}
 			b.takeover.up(time.Now())
+			up.Store(true)
 			b.log.Info("connected to the broker", "url", serverURL.Redacted())
 			down = make(chan struct{})
 			go b.connected(connCtx, cm, down)
 		},
 		OnConnectionDown: func() bool {
+			up.Store(false)
 			b.met.connected.Store(false)
 			close(down)
 			if err := b.takeover.down(time.Now()); err != nil {
@@ -519,12 +525,22 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	// Commands taken are acknowledged once their first result is out, which the publisher,
 	// still running, sees to; after stopGrace they are left unacknowledged (redelivered, and
 	// then duplicates).
+	// Without a connection nothing goes out: the broker has published the Will (offline), the
+	// results stay in the publisher's store for the next run, and the commands not
+	// acknowledged come again to it, which finds their ids. Waiting would only delay the stop.
+	grace := stopGrace
+	if !up.Load() {
+		grace = 0
+		b.log.Info("stopping while the broker is not connected: the results not yet published go out at the next start")
+	}
 	acked := make(chan struct{})
 	go func() { b.ackers.Wait(); close(acked) }()
+	ackWait := time.NewTimer(grace)
 	select {
 	case <-acked:
-	case <-time.After(stopGrace):
+	case <-ackWait.C:
 	}
+	ackWait.Stop()
 	close(b.stopCh)
 	b.ackers.Wait()
 	b.aborts.Wait()
@@ -538,7 +554,7 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	for _, ctl := range b.ctls {
 		_ = ctl.client.Close()
 	}
-	if !fenced && taken == nil {
+	if !fenced && taken == nil && grace > 0 {
 		offline := &message{topic: onlineTopic(b.cfg.TopicPrefix), payload: b.onlinePayload(BridgeOffline), retain: true, done: make(chan struct{})}
 		b.pub.push(offline)
 		grace := time.NewTimer(stopGrace)

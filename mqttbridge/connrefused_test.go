@@ -108,3 +108,37 @@ func TestBrokerRefusalNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestStopWhileBrokerGone: a bridge whose broker went away stops within a second of the end
+// of its context, as one that never connected does: there is no broker to publish "offline"
+// to (its Will did), and the commands it took and could not acknowledge come again to the
+// next run, which finds their ids. Before, Run waited 10 s for a broker that was not there.
+func TestStopWhileBrokerGone(t *testing.T) {
+	pl := startPlant(t, "line1")
+	bk := startTestBroker(t)
+	cfg := testConfig(t, bk.URL(), pl, "line1")
+	w := watch(t, bk.URL(), prefix+"/#")
+	var log syncLog
+	b, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	w.waitOnline(1)
+	_ = bk.Close()
+	eventually(t, "the bridge sees the broker gone", func() bool { return strings.Contains(log.String(), "cannot connect to the broker") })
+	cancel()
+	stopped := time.Now()
+	select {
+	case <-done:
+	case <-time.After(waitLimit):
+		t.Fatal("Run did not return after its context ended")
+	}
+	took := time.Since(stopped)
+	t.Logf("Run returned %v after its context ended", took)
+	if took > 3*time.Second { // claimed: 1 s; the margin is for a loaded machine
+		t.Errorf("Run returned %v after its context ended, want within 1 s", took)
+	}
+}
