@@ -6,26 +6,43 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // The renderer draws the pictures of prints after the trigger has been answered, one at a time
 // off the trigger's path. Its queue is bounded: when it is full the picture is skipped (the
 // print never is) and drawn when its URL is asked for. Drawn pictures are kept up to a byte
-// budget per printer; past it the oldest are let go and drawn again when asked for.
+// budget for all printers together; past it the oldest are let go and drawn again when asked
+// for. Every drawing, the renderer's and those asked for by URL, takes one of drawSlots; a
+// request finding them all taken waits, one of at most drawWaiting, and past those is answered
+// 503 with Retry-After. So the memory of drawing is bounded by drawSlots pictures of at most
+// MaxPicturePixels each, whatever the labels and however many requests come.
 const (
 	// renderQueue is how many pictures may wait to be drawn.
 	renderQueue = 64
-	// pictureBudget is how many bytes of drawn pictures a printer keeps.
-	pictureBudget = 16 << 20
+	// pictureBudget is how many bytes of drawn pictures the page keeps, all printers together.
+	pictureBudget = 32 << 20
+	// drawSlots is how many pictures are drawn at once.
+	drawSlots = 2
+	// drawWaiting is how many picture requests may wait for a slot.
+	drawWaiting = 16
 	// renderPause is how many times a drawing's own time the renderer waits after it.
 	renderPause = 2
 	// maxDrawnLabel is the largest label, in bytes, a print keeps to be drawn: the page's
 	// memory must not grow with labels of tens of megabytes.
 	maxDrawnLabel = 4 << 20
 )
+
+// MaxPicturePixels is the most pixels (width x height) the page draws a picture with: 10
+// megapixels, 40 MiB of RGBA, an A4 label at 300 dpi. A label drawn larger gets no picture; its
+// URL says why (422). Picture.MaxPixels carries it to the drawer.
+const MaxPicturePixels = 10_000_000
+
+// errDrawBusy is a picture asked for while every drawing slot is taken and drawWaiting
+// requests already wait.
+var errDrawBusy = errors.New("the page is drawing as many pictures as it may and as many wait: ask again")
 
 // errPictureGone is a picture asked for after its print left the kept list.
 var errPictureGone = errors.New("print no longer kept")
@@ -46,6 +63,9 @@ type Picture struct {
 	HDPI, VDPI float64
 	// Image returns an image stored on the simulator, decoded, for a label that shows one.
 	Image func(ctx context.Context, name string) (image.Image, error)
+	// MaxPixels is the most pixels the picture may have (MaxPicturePixels): a drawer refuses
+	// a label that would be larger rather than allocate it.
+	MaxPixels int64
 }
 
 // WithPictures makes the page (WithUI) show each printed label as the picture draw makes of
@@ -105,8 +125,9 @@ func (p *picture) get(ctx context.Context, draw func() ([]byte, error)) (png []b
 		p.mu.Lock()
 		p.drawing = nil
 		close(ch)
-		// A drawing cut short because its asker went away is no answer: the next asker draws.
-		if p.gone || err != nil && ctx.Err() != nil {
+		// A drawing cut short because its asker went away, or that found no slot, is no
+		// answer: the next asker draws.
+		if p.gone || err != nil && (ctx.Err() != nil || errors.Is(err, errDrawBusy)) {
 			p.mu.Unlock()
 			return png, true, err
 		}
@@ -143,17 +164,15 @@ type renderer struct {
 	closed  bool
 	wg      sync.WaitGroup
 	dropped map[string]int64
-	kept    map[string]*keptPictures
-}
+	kept    []*printRecord // drawn pictures counted in the budget, oldest first
+	bytes   int            // their total size
 
-// keptPictures are a printer's drawn pictures, oldest first, and their total size.
-type keptPictures struct {
-	recs  []*printRecord
-	bytes int
+	slots   chan struct{} // one element per drawing under way
+	waiting atomic.Int32  // requests waiting for a slot
 }
 
 func newRenderer(draw func(context.Context, *Picture) ([]byte, error), images func(context.Context, string) (image.Image, error)) *renderer {
-	return &renderer{draw: draw, image: images, stop: make(chan struct{}), queue: make(chan *printRecord, renderQueue), dropped: map[string]int64{}, kept: map[string]*keptPictures{}}
+	return &renderer{draw: draw, image: images, stop: make(chan struct{}), queue: make(chan *printRecord, renderQueue), dropped: map[string]int64{}, slots: make(chan struct{}, drawSlots)}
 }
 
 // enqueue asks for r's picture to be drawn; when the queue is full the picture is marked
@@ -194,7 +213,7 @@ func (rd *renderer) work() {
 				continue
 			}
 			t0 := time.Now()
-			_, _ = rd.picture(context.Background(), r)
+			_, _ = rd.draws(context.Background(), r, false)
 			// Pace the drawing so that it takes at most a third of a core from the API;
 			// a picture asked for meanwhile is drawn by its request.
 			pause := time.NewTimer(renderPause * time.Since(t0))
@@ -216,8 +235,39 @@ func (rd *renderer) work() {
 	}
 }
 
-// picture returns r's picture, drawing it now unless it is drawn or being drawn.
+// picture returns r's picture for a request, drawing it now unless it is drawn or being drawn;
+// errDrawBusy when it would have to wait behind drawWaiting others.
 func (rd *renderer) picture(ctx context.Context, r *printRecord) ([]byte, error) {
+	return rd.draws(ctx, r, true)
+}
+
+// acquire takes a drawing slot, waiting for one; a request (not the renderer) waits only if
+// fewer than drawWaiting others do. The renderer gives up when the renderer is closed.
+func (rd *renderer) acquire(ctx context.Context, request bool) error {
+	select {
+	case rd.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	if request {
+		if rd.waiting.Add(1) > drawWaiting {
+			rd.waiting.Add(-1)
+			return errDrawBusy
+		}
+		defer rd.waiting.Add(-1)
+	}
+	select {
+	case rd.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-rd.stop:
+		return errDrawBusy
+	}
+}
+
+// draws returns r's picture, drawing it in a slot unless it is drawn or being drawn.
+func (rd *renderer) draws(ctx context.Context, r *printRecord, request bool) ([]byte, error) {
 	if rd.draw == nil {
 		return nil, errNoPictures
 	}
@@ -225,7 +275,11 @@ func (rd *renderer) picture(ctx context.Context, r *printRecord) ([]byte, error)
 		return nil, fmt.Errorf("the label of %d bytes is over the %d bytes the page keeps to draw", r.tooLarge, maxDrawnLabel)
 	}
 	png, drawn, err := r.pic.get(ctx, func() ([]byte, error) {
-		return rd.draw(ctx, &Picture{Label: r.content, Row: r.row, Time: r.time, HDPI: r.hdpi, VDPI: r.vdpi, Image: rd.image})
+		if err := rd.acquire(ctx, request); err != nil {
+			return nil, err
+		}
+		defer func() { <-rd.slots }()
+		return rd.draw(ctx, &Picture{Label: r.content, Row: r.row, Time: r.time, HDPI: r.hdpi, VDPI: r.vdpi, Image: rd.image, MaxPixels: MaxPicturePixels})
 	})
 	if drawn && err == nil {
 		rd.keep(r, len(png))
@@ -233,25 +287,21 @@ func (rd *renderer) picture(ctx context.Context, r *printRecord) ([]byte, error)
 	return png, err
 }
 
-// keep counts a newly drawn picture against its printer's budget, letting the oldest go past
-// it, and the pictures of prints that left the kept list.
+// keep counts a newly drawn picture against the budget, letting the oldest go past it, and
+// the pictures of prints that left the kept list.
 func (rd *renderer) keep(r *printRecord, size int) {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
-	k := rd.kept[r.printer]
-	if k == nil {
-		k = &keptPictures{}
-		rd.kept[r.printer] = k
-	}
 	r.counted = size
-	k.recs = append(k.recs, r)
-	k.bytes += size
-	for len(k.recs) > 0 && (k.bytes > pictureBudget || k.recs[0].pic.isGone()) {
-		old := k.recs[0]
+	rd.kept = append(rd.kept, r)
+	rd.bytes += size
+	for len(rd.kept) > 0 && (rd.bytes > pictureBudget || rd.kept[0].pic.isGone()) {
+		old := rd.kept[0]
 		old.pic.release()
-		k.bytes -= old.counted
+		rd.bytes -= old.counted
 		old.counted = 0
-		k.recs = slices.Delete(k.recs, 0, 1)
+		rd.kept[0] = nil
+		rd.kept = rd.kept[1:]
 	}
 }
 
@@ -261,14 +311,11 @@ func (p *picture) isGone() bool {
 	return p.gone
 }
 
-// keptBytes returns the bytes of pictures a printer keeps.
-func (rd *renderer) keptBytes(printer string) int {
+// keptBytes returns the bytes of pictures the page keeps.
+func (rd *renderer) keptBytes() int {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
-	if k := rd.kept[printer]; k != nil {
-		return k.bytes
-	}
-	return 0
+	return rd.bytes
 }
 
 func (rd *renderer) droppedFor(printer string) int64 {

@@ -159,7 +159,7 @@ func TestUISoak(t *testing.T) {
 	p := sim.printers["line1"]
 	kept, gone, ring := len(p.prints), p.gone, len(sim.ui.ring)
 	sim.mu.Unlock()
-	pictures := sim.ui.render.keptBytes("line1")
+	pictures := sim.ui.render.keptBytes()
 	dropped := sim.ui.render.droppedFor("line1")
 	runtime.GC()
 	var after runtime.MemStats

@@ -483,6 +483,10 @@ func (s *Simulator) uiPicture(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, errNoPictures):
 		writeError(w, http.StatusNotImplemented, err.Error())
 		return
+	case errors.Is(err, errDrawBusy):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
 	case errors.Is(err, errPictureGone):
 		writeError(w, http.StatusGone, "trigger "+num+" of "+p.name+" is no longer kept")
 		return

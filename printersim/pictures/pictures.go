@@ -9,6 +9,7 @@ package pictures
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image/png"
 	"time"
@@ -21,20 +22,24 @@ import (
 // Draw returns the PNG of a printed label: the label read by label.Parse, its dynamic text
 // filled by label.Expand at the moment it printed and from its table row, drawn by
 // label/preview at the label's hdpi and vdpi (else 300 dpi), so its size in pixels is its size
-// in millimetres at that resolution. Stored images it shows come from the simulator. The error
-// says why there is no picture (a label that cannot be read, no size, too many pixels); what
-// the preview draws only approximately is drawn, as preview does.
+// in millimetres at that resolution; a label of more than p.MaxPixels pixels (when above 0) is
+// refused before anything is allocated. Stored images it shows come from the simulator. The
+// error says why there is no picture (a label that cannot be read, no size, too many pixels);
+// what the preview draws only approximately is drawn, as preview does.
 func Draw(ctx context.Context, p *printersim.Picture) ([]byte, error) {
 	l, err := label.Parse(p.Label)
 	if err != nil {
 		return nil, err
 	}
 	t := p.Time
-	opts := &preview.Options{Env: &label.Env{Clock: func() time.Time { return t }, Row: p.Row}}
+	opts := &preview.Options{Env: &label.Env{Clock: func() time.Time { return t }, Row: p.Row}, MaxPixels: p.MaxPixels}
 	if p.Image != nil {
 		opts.Images = preview.ImageResolver(p.Image)
 	}
 	img, _, err := preview.RenderContext(ctx, l, opts)
+	if errors.Is(err, preview.ErrTooLarge) && p.MaxPixels > 0 {
+		return nil, fmt.Errorf("%w; the page draws a picture of at most %d pixels", err, p.MaxPixels)
+	}
 	if err != nil {
 		return nil, err
 	}
