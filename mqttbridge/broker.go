@@ -51,6 +51,11 @@ func startBroker(addr string, l *slog.Logger, wait time.Duration) (*Broker, erro
 	// Interval and the session's expiry: a command queued for a bridge away longer would be
 	// dropped. Without the cap a message lives as long as its session, or its own expiry.
 	caps.MaximumMessageExpiryInterval = 0
+	// mochi drops a QoS 1 message for a client holding 8,192 unacknowledged (its default),
+	// and a bridge with a printer down holds a queue of commands: the most is the packet
+	// identifiers' 65,535.
+	caps.MaximumInflight = 65535
+	caps.MaximumClientWritesPending = 65535
 	srv := mqtt.New(&mqtt.Options{Logger: l, InlineClient: false, Capabilities: caps})
 	if err := srv.AddHook(new(auth.AllowHook), nil); err != nil {
 		return nil, err
@@ -62,6 +67,9 @@ func startBroker(addr string, l *slog.Logger, wait time.Duration) (*Broker, erro
 		return nil, err
 	}
 	if err := srv.AddHook(new(sessionHook), nil); err != nil {
+		return nil, err
+	}
+	if err := srv.AddHook(new(sendQuotaHook), nil); err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -156,4 +164,25 @@ func (l connectDeadline) Accept() (net.Conn, error) {
 	}
 	_ = c.SetDeadline(time.Now().Add(l.wait))
 	return c, nil
+}
+
+// sendQuotaHook turns off the library's flow control towards clients. A client's Receive
+// Maximum (the bridge asks for one) makes it hold messages past the quota and send one for
+// each packet the client sends, forgetting it as it goes out: a command sent that way and not
+// yet acknowledged when the connection drops is lost, and a queue drains at a few messages a
+// second. Without it every message goes out at once, as before the bridge asked; the broker
+// keeps up to 65,535 unacknowledged per client (MaximumInflight) and a client's reads are
+// its own to bound.
+type sendQuotaHook struct{ mqtt.HookBase }
+
+// ID names the hook.
+func (h *sendQuotaHook) ID() string { return "no-send-quota" }
+
+// Provides says the hook handles OnSessionEstablished.
+func (h *sendQuotaHook) Provides(b byte) bool { return b == mqtt.OnSessionEstablished }
+
+// OnSessionEstablished sets the client's send quota to none, which the library reads as no
+// flow control.
+func (h *sendQuotaHook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
+	cl.State.Inflight.ResetSendQuota(0)
 }
