@@ -60,10 +60,12 @@ func (a *app) outboxCommand() *cobra.Command {
 			return usagef("--listen-db must be a PostgreSQL database: postgres://... or host=... dbname=...")
 		}
 		dsn, listenDSN = db, listenDB
-		if passwordFile != "" {
-			if !isPostgres(db) {
-				return usagef("--db-password-file is the password of a PostgreSQL --db; --db %s is a file", db)
-			}
+		// Set in the environment, the password file is for the databases and left alone beside
+		// an outbox file; given as a flag there, it is a mistake.
+		if passwordFile != "" && !isPostgres(db) && cmd.PersistentFlags().Changed("db-password-file") {
+			return usagef("--db-password-file is the password of a PostgreSQL --db; --db %s is a file", db)
+		}
+		if passwordFile != "" && isPostgres(db) {
 			for _, f := range []struct{ flag, dsn string }{{"--db", db}, {"--listen-db", listenDB}} {
 				if secretfile.DSNHasPassword(f.dsn) {
 					return usagef("%s holds a password and --db-password-file is given: keep the password in one place (the file)", f.flag)

@@ -120,6 +120,9 @@ func TestOutboxPasswordFile(t *testing.T) {
 			t.Errorf("--db %s --db-password-file %s: exit %d, %q; want 2 and %q", c.db, c.file, r.code, r.stderr, c.want)
 		}
 	}
+	// The variable is for the databases: beside an outbox file it is left alone.
+	fileEnv := map[string]string{"LABELPRINTER_PRINTER": "line1", "LABELPRINTER_OUTBOX": filepath.Join(dir, "line1.outbox"), "LABELPRINTER_OUTBOX_PASSWORD_FILE": file}
+	cli(t, ctx, fileEnv, "", "outbox", "enqueue", "--id", "f1", "--label", "MEDIUM").ok(t)
 	// A role the server does not know, with the password from the file: one cause, said once,
 	// without the TLS the server refused under the default sslmode, and without the password.
 	u, err := url.Parse(dsn)
