@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labelprinter/go-labelprinter/internal/fence"
 	"github.com/labelprinter/go-labelprinter/internal/pgconf"
@@ -131,6 +132,10 @@ func openPair(ctx context.Context, cfg *Config) (*pair, error) {
 
 // fail wraps a database error without the password.
 func (p *pair) fail(what string, err error) error {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		what = "connecting" // whatever was to be done next, nothing of it was
+	}
 	msg := fmt.Sprintf("mqttbridge: PostgreSQL: %s: %s", what, pgconf.Describe(err, pgconf.SSLModeAsked(p.dsn)))
 	for _, s := range p.secret {
 		if s != "" {

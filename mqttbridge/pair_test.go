@@ -104,6 +104,11 @@ func TestPairDatabaseErrorsHidePassword(t *testing.T) {
 		if !strings.Contains(err.Error(), "PostgreSQL") {
 			t.Errorf("%s: the error does not say what failed: %v", dsn, err)
 		}
+		// Said once, as a failure to connect: pgx lists the refusal for its TLS try and its
+		// plain one, and nothing was created.
+		if strings.Count(err.Error(), "connection refused") != 1 || !strings.Contains(err.Error(), "PostgreSQL: connecting: ") {
+			t.Errorf("%s: want the refusal once, as connecting: %v", dsn, err)
+		}
 	}
 }
 
