@@ -55,8 +55,25 @@ func rebinder(t *testing.T, target, page string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	track := func(c net.Conn) {
+		mu.Lock()
+		conns = append(conns, c)
+		mu.Unlock()
+	}
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -65,6 +82,7 @@ func rebinder(t *testing.T, target, page string) string {
 			if err != nil {
 				return
 			}
+			track(c)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -87,6 +105,7 @@ func rebinder(t *testing.T, target, page string) string {
 				if err != nil {
 					return
 				}
+				track(s)
 				defer s.Close()
 				_ = s.SetDeadline(time.Now().Add(time.Minute))
 				done := make(chan struct{})
@@ -102,19 +121,20 @@ func rebinder(t *testing.T, target, page string) string {
 	return ln.Addr().String()
 }
 
-// TestCrossOriginPageInChromium: a page on another origin (a second loopback port, its name
-// rebound.test mapped to 127.0.0.1 by Chromium's resolver) can neither read nor act on a
-// simulator that requires no token: its own origin rebound to the simulator gets 421 for every
-// read and write, and its requests to the simulator's address give it nothing to read and
-// change nothing (no label, no job, no trigger, no fault, the line still).
-func TestCrossOriginPageInChromium(t *testing.T) {
-	exe := chromium(t)
+// attacker is the attack page's server: its port, which the page's rebound name is asked at.
+type attacker struct{ port string }
+
+// attackSetup starts a simulator that requires no token, with a label a job could select,
+// and the attacker's server in front of it; both stop when the test ends.
+func attackSetup(t *testing.T) (*printersim.Server, attacker) {
+	t.Helper()
 	srv, err := printersim.Start(printersim.WithUI())
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(srv.Close)
 	client := &http.Client{Transport: &http.Transport{}}
-	defer func() { client.CloseIdleConnections(); srv.Close() }()
+	defer client.CloseIdleConnections()
 	req, _ := http.NewRequest("PUT", srv.URL+"/api/v3/labels/Carton", strings.NewReader(pageLabel))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
@@ -122,32 +142,14 @@ func TestCrossOriginPageInChromium(t *testing.T) {
 		t.Fatalf("PUT Carton: %v %v", resp, err)
 	}
 	resp.Body.Close()
+	addr := rebinder(t, strings.TrimPrefix(srv.URL, "http://"), fmt.Sprintf(attackPage, srv.URL))
+	_, port, _ := net.SplitHostPort(addr)
+	return srv, attacker{port}
+}
 
-	attacker := rebinder(t, strings.TrimPrefix(srv.URL, "http://"), fmt.Sprintf(attackPage, srv.URL))
-	_, port, _ := net.SplitHostPort(attacker)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(exe),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("host-resolver-rules", "MAP rebound.test 127.0.0.1"),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
-	defer func() { cancelTime(); cancelTab(); cancelAlloc() }()
-
-	if err := chromedp.Do(ctx, chromedp.Navigate("http://rebound.test:"+port+"/attack")); err != nil {
-		t.Fatalf("opening the attack page: %v", err)
-	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.results !== undefined`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		t.Fatalf("the attack page did not finish: %v", err)
-	}
-	results, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`window.results`))
-	if err != nil {
-		t.Fatal(err)
-	}
+// checkAttack checks what the attack page got and that the simulator changed nothing.
+func checkAttack(t *testing.T, srv *printersim.Server, results map[string]string) {
+	t.Helper()
 	if len(results) != 12 {
 		t.Errorf("%d results, want 12: %v", len(results), results)
 	}
@@ -180,8 +182,9 @@ func TestCrossOriginPageInChromium(t *testing.T) {
 		t.Errorf("%d label PUTs, want only the test's own", n)
 	}
 	// No fault waits and no job was selected: the test's own trigger gets 409.
-	req, _ = http.NewRequest("POST", srv.URL+"/api/v3/printers/line1/trigger", nil)
-	resp, err = client.Do(req)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Post(srv.URL+"/api/v3/printers/line1/trigger", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,4 +193,38 @@ func TestCrossOriginPageInChromium(t *testing.T) {
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(string(b), "no job selected") {
 		t.Errorf("a trigger after the attack: %d %s, want 409 no job selected", resp.StatusCode, b)
 	}
+}
+
+// TestCrossOriginPageInChromium: a page on another origin (a second loopback port, its name
+// rebound.test mapped to 127.0.0.1 by Chromium's resolver) can neither read nor act on a
+// simulator that requires no token: its own origin rebound to the simulator gets 421 for every
+// read and write, and its requests to the simulator's address give it nothing to read and
+// change nothing (no label, no job, no trigger, no fault, the line still).
+func TestCrossOriginPageInChromium(t *testing.T) {
+	exe := chromium(t)
+	srv, at := attackSetup(t)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(exe),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("host-resolver-rules", "MAP rebound.test 127.0.0.1"),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
+	defer func() { cancelTime(); cancelTab(); cancelAlloc() }()
+
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://rebound.test:"+at.port+"/attack")); err != nil {
+		t.Fatalf("opening the attack page: %v", err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.results !== undefined`, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		t.Fatalf("the attack page did not finish: %v", err)
+	}
+	results, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`window.results`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAttack(t, srv, results)
 }
