@@ -492,6 +492,10 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	defer stopReps()
 	repDone := make(chan struct{})
 	go func() { defer close(repDone); b.markReports(repCtx) }()
+	pruneCtx, stopPrune := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPrune()
+	pruneDone := make(chan struct{})
+	go func() { defer close(pruneDone); b.prune(pruneCtx) }()
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -569,6 +573,8 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	}
 	stopPub()
 	<-pubDone
+	stopPrune()
+	<-pruneDone
 	// The marks of the last results the broker took, then the ledgers close.
 	stopReps()
 	<-repDone

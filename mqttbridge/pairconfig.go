@@ -26,6 +26,9 @@ type OutboxConfig struct {
 	// standby takes over within it once the active bridge dies, and an active bridge that
 	// cannot renew it stops acting before it runs out.
 	LeaseTTL time.Duration `yaml:"lease_ttl"`
+	// PruneAfter is how old a settled entry's last change must be for the bridge to prune it,
+	// keeping its id (default 720h, 30 days).
+	PruneAfter time.Duration `yaml:"prune_after"`
 }
 
 // PostgresConfig says where the database is.
@@ -56,6 +59,9 @@ func queueName(clientID, controllerURL string) string {
 
 // validateOutbox checks the outbox block after the printers' URLs are normalised.
 func (c *Config) validateOutbox() error {
+	if err := c.validatePruneAfter(); err != nil {
+		return err
+	}
 	pg := c.Outbox.Postgres
 	if pg == nil {
 		if c.Outbox.LeaseTTL != 0 {
