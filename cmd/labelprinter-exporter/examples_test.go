@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/labelprinter/go-labelprinter/mqttbridge"
 	"github.com/labelprinter/go-labelprinter/printersim"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.yaml.in/yaml/v2"
 )
 
@@ -154,6 +156,23 @@ func TestExampleDashboard(t *testing.T) {
 	mfs, body := h.probe("target=" + target(sim) + "&printer=line1")
 	_, _, own := h.get("/metrics")
 
+	// The bridge's panels read what labelprinter-mqtt writes: the names its collector describes.
+	descs := make(chan *prometheus.Desc, 64)
+	(&mqttbridge.Bridge{}).Collector().Describe(descs)
+	close(descs)
+	var bridgeDescs strings.Builder
+	for d := range descs {
+		bridgeDescs.WriteString(d.String())
+	}
+	bridge := regexp.MustCompile(`fqName: "(labelprinter_mqtt_[a-z_]+)"`)
+	bridgeNames := map[string]bool{}
+	for _, m := range bridge.FindAllStringSubmatch(bridgeDescs.String(), -1) {
+		bridgeNames[m[1]] = true
+	}
+	if len(bridgeNames) == 0 {
+		t.Fatal("no labelprinter_mqtt_ metric described by the bridge's collector")
+	}
+
 	names := regexp.MustCompile(`labelprinter_[a-z_]+`)
 	enum := regexp.MustCompile(`(state|level)="([A-Z_]+)"`)
 	var exprs []string
@@ -172,6 +191,12 @@ func TestExampleDashboard(t *testing.T) {
 	for _, e := range exprs {
 		for _, n := range names.FindAllString(e, -1) {
 			seen[n] = true
+			if strings.HasPrefix(n, "labelprinter_mqtt_") {
+				if !bridgeNames[n] {
+					t.Errorf("the dashboard queries %s, which labelprinter-mqtt does not write", n)
+				}
+				continue
+			}
 			if _, ok := mfs[n]; !ok && !strings.Contains(own, n) {
 				t.Errorf("the dashboard queries %s, which the exporter does not write", n)
 			}
