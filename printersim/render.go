@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,8 +60,9 @@ type Picture struct {
 	Time time.Time
 	// HDPI and VDPI are the label's resolution (its hdpi and vdpi, else DefaultDPI).
 	HDPI, VDPI float64
-	// Image returns an image stored on the simulator, decoded, for a label that shows one.
-	Image func(ctx context.Context, name string) (image.Image, error)
+	// Image returns the bytes of an image stored on the simulator, as stored (PNG, JPEG or
+	// TIFF), for a label that shows one: the drawer decodes them at the size it draws them.
+	Image func(ctx context.Context, name string) ([]byte, error)
 	// MaxPixels is the most pixels the picture may have (MaxPicturePixels): a drawer refuses
 	// a label that would be larger rather than allocate it.
 	MaxPixels int64
@@ -155,7 +155,7 @@ func (p *picture) forget() {
 // queue is empty, so an idle simulator runs no goroutine.
 type renderer struct {
 	draw  func(context.Context, *Picture) ([]byte, error) // nil: no pictures
-	image func(context.Context, string) (image.Image, error)
+	image func(context.Context, string) ([]byte, error)
 	queue chan *printRecord
 
 	stop    chan struct{} // closed by close
@@ -171,7 +171,7 @@ type renderer struct {
 	waiting atomic.Int32  // requests waiting for a slot
 }
 
-func newRenderer(draw func(context.Context, *Picture) ([]byte, error), images func(context.Context, string) (image.Image, error)) *renderer {
+func newRenderer(draw func(context.Context, *Picture) ([]byte, error), images func(context.Context, string) ([]byte, error)) *renderer {
 	return &renderer{draw: draw, image: images, stop: make(chan struct{}), queue: make(chan *printRecord, renderQueue), dropped: map[string]int64{}, slots: make(chan struct{}, drawSlots)}
 }
 

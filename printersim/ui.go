@@ -53,7 +53,7 @@ func newUIState(s *Simulator) *uiState {
 	u := &uiState{
 		ring:     make([]event, 0, KeptPrints*len(s.cfg.printers)),
 		subs:     map[*subscriber]struct{}{},
-		render:   newRenderer(s.cfg.draw, s.decodedImage),
+		render:   newRenderer(s.cfg.draw, s.storedImage),
 		mux:      http.NewServeMux(),
 		sessions: map[string]time.Time{},
 	}

@@ -65,10 +65,15 @@ func bigPDF417(n int) []byte {
 	return []byte(`{"format":3,"width":100,"height":100,"objs":[{"type":"PDF417","x":1,"y":1,"text":"` + text + `"}]}`)
 }
 
-// bigPNG is a 50 x 30 mm label with a 20 x 20 mm StaticBitmap whose PNG is side x side
-// pixels of 16-bit RGBA (8 bytes a pixel decoded), stripes deflate squeezes a thousandfold. The
-// PNG is written a row at a time, never held whole.
+// bigPNG is a 50 x 30 mm label with a 20 x 20 mm StaticBitmap holding bigPNGData(side).
 func bigPNG(side int) []byte {
+	return []byte(`{"format":3,"width":50,"height":30,"objs":[{"type":"StaticBitmap","x":1,"y":1,"width":20,"height":20,"bitmap":"` +
+		base64.StdEncoding.EncodeToString(bigPNGData(side)) + `"}]}`)
+}
+
+// bigPNGData is a PNG of side x side pixels of 16-bit RGBA (8 bytes a pixel decoded), stripes
+// deflate squeezes a thousandfold. The PNG is written a row at a time, never held whole.
+func bigPNGData(side int) []byte {
 	var png bytes.Buffer
 	png.WriteString("\x89PNG\r\n\x1a\n")
 	chunk := func(typ string, body []byte) {
@@ -98,8 +103,7 @@ func bigPNG(side int) []byte {
 	zw.Close()
 	chunk("IDAT", idat.Bytes())
 	chunk("IEND", nil)
-	return []byte(`{"format":3,"width":50,"height":30,"objs":[{"type":"StaticBitmap","x":1,"y":1,"width":20,"height":20,"bitmap":"` +
-		base64.StdEncoding.EncodeToString(png.Bytes()) + `"}]}`)
+	return png.Bytes()
 }
 
 // groupObjects are ordinary objects: texts with dynamic text, shapes and barcodes.

@@ -3,8 +3,6 @@ package preview
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"image"
 	_ "image/jpeg" // stored images may be JPEG
 	_ "image/png"
 	"strconv"
@@ -14,46 +12,60 @@ import (
 	_ "golang.org/x/image/tiff" // and TIFF
 )
 
-// ImageResolver gives the image stored under a name, for a StaticBitmap whose bitmap names a
-// stored image instead of holding a base64 PNG.
-type ImageResolver func(ctx context.Context, name string) (image.Image, error)
+// ImageResolver gives the bytes of the image stored under a name, as stored (PNG, JPEG or
+// TIFF), for a StaticBitmap whose bitmap names a stored image instead of holding a base64 PNG.
+// The preview decodes them as it draws: a PNG a row at a time at most at the size it prints,
+// as a base64 PNG; an interlaced PNG, a JPEG or a TIFF whole, within Options.MaxPixels. Both
+// are refused past Options.MaxPixels before their pixels are allocated.
+type ImageResolver func(ctx context.Context, name string) ([]byte, error)
+
+// imageCacheBytes bounds the stored images an ImagesFrom resolver keeps: past it the oldest
+// are let go and downloaded again when asked for.
+const imageCacheBytes = 32 << 20
 
 // ImagesFrom returns a resolver reading stored images from the printer with
-// c.Images.Download (PNG, JPEG or TIFF). Each name is downloaded once per resolver. A nil c
-// gives nil, no resolver: a stored image is then a marked box and a warning.
+// c.Images.Download (PNG, JPEG or TIFF). It keeps what it downloaded, encoded, up to 32 MiB:
+// a name is downloaded once per resolver while it is kept, and an image larger than that
+// each time it is drawn. A nil c gives nil, no resolver: a stored image is then a marked box
+// and a warning.
 func ImagesFrom(c *labelprinter.Client) ImageResolver {
 	if c == nil {
 		return nil
 	}
-	var mu sync.Mutex
-	cache := map[string]image.Image{}
-	return func(ctx context.Context, name string) (image.Image, error) {
+	var (
+		mu    sync.Mutex
+		cache = map[string][]byte{}
+		order []string // the kept names, oldest first
+		size  int
+	)
+	return func(ctx context.Context, name string) ([]byte, error) {
 		mu.Lock()
-		img, ok := cache[name]
+		data, ok := cache[name]
 		mu.Unlock()
 		if ok {
-			return img, nil
+			return data, nil
 		}
 		var buf bytes.Buffer
 		if _, err := c.Images.Download(ctx, name, &buf); err != nil {
 			return nil, err
 		}
-		// The size first, so that a huge image is refused before it is decoded.
-		cfg, _, err := image.DecodeConfig(bytes.NewReader(buf.Bytes()))
-		if err != nil {
-			return nil, fmt.Errorf("image %s: %w", strconv.Quote(name), err)
-		}
-		if int64(cfg.Width)*int64(cfg.Height) > DefaultMaxPixels {
-			return nil, fmt.Errorf("image %s: %d x %d pixels, over %d", strconv.Quote(name), cfg.Width, cfg.Height, DefaultMaxPixels)
-		}
-		img, _, err = image.Decode(&buf)
-		if err != nil {
-			return nil, fmt.Errorf("image %s: %w", strconv.Quote(name), err)
+		data = buf.Bytes()
+		if len(data) > imageCacheBytes {
+			return data, nil
 		}
 		mu.Lock()
-		cache[name] = img
-		mu.Unlock()
-		return img, nil
+		defer mu.Unlock()
+		if _, ok := cache[name]; !ok {
+			for size+len(data) > imageCacheBytes {
+				size -= len(cache[order[0]])
+				delete(cache, order[0])
+				order = order[1:]
+			}
+			cache[name] = data
+			order = append(order, name)
+			size += len(data)
+		}
+		return data, nil
 	}
 }
 

@@ -272,9 +272,9 @@ func TestStaticBitmap(t *testing.T) {
 		&label.StaticBitmap{Anchor: label.Anchor{X: label.Ptr(15.0), Y: label.Ptr(0.0)}, Bitmap: label.Ptr("MISSING"),
 			Width: label.Ptr(4.0), Height: label.Ptr(4.0)},
 	}}
-	resolver := func(ctx context.Context, name string) (image.Image, error) {
+	resolver := func(ctx context.Context, name string) ([]byte, error) {
 		if name == "LOGO" {
-			return checker(), nil
+			return base64.StdEncoding.DecodeString(pngBase64(t, checker()))
 		}
 		return nil, errors.New("no image " + name)
 	}

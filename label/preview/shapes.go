@@ -3,10 +3,10 @@ package preview
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"image"
 	"image/color"
 	"image/draw"
-	"image/png"
 	"math"
 
 	"github.com/labelprinter/go-labelprinter/label"
@@ -286,47 +286,72 @@ func (r *renderer) bitmap(o *label.StaticBitmap, path string) {
 	}
 }
 
-// decodeBitmap reads a StaticBitmap's PNG, scaled to box and cut to vis (see
-// decodePNGScaled), or, when bitmap is not base64 PNG, asks the image resolver for a stored
-// image of that name; it returns why not when it cannot.
+// decodeBitmap reads a StaticBitmap's PNG, or, when bitmap is not base64 PNG, the image
+// stored under that name through the image resolver, decoded by decodeImage; it returns why
+// not when it cannot.
 func (r *renderer) decodeBitmap(s string, box, vis image.Rectangle) (image.Image, *image.RGBA, string) {
 	data, err := base64.StdEncoding.DecodeString(s)
 	if err == nil && bytes.HasPrefix(data, []byte("\x89PNG")) {
-		cfg, err := png.DecodeConfig(bytes.NewReader(data))
-		if err != nil {
-			return nil, nil, "bitmap is not a PNG the preview can read (" + err.Error() + ")"
-		}
-		if int64(cfg.Width)*int64(cfg.Height) > r.maxPixels() {
+		img, pic, err := r.decodeImage(data, box, vis)
+		switch {
+		case errors.Is(err, errOverCap):
 			return nil, nil, "bitmap is larger than the pixel cap"
-		}
-		if vis.Empty() {
-			return nil, nil, "" // nothing of it shows
-		}
-		if pic, err := decodePNGScaled(data, box, vis); err == nil {
-			return nil, pic, ""
-		}
-		// An interlaced PNG, or one the row reader refuses: decoded whole, which says why
-		// when it cannot be read.
-		img, err := png.Decode(bytes.NewReader(data))
-		if err != nil {
+		case err != nil:
 			return nil, nil, "bitmap is not a PNG the preview can read (" + err.Error() + ")"
 		}
-		return img, nil, ""
+		return img, pic, ""
 	}
 	if r.opts.Images == nil {
 		return nil, nil, "bitmap is not base64 PNG, and no image resolver is given to read a stored image " + quote(s)
 	}
-	img, err := r.opts.Images(r.ctx, s)
+	data, err = r.opts.Images(r.ctx, s)
 	if err != nil {
 		return nil, nil, "stored image " + quote(s) + ": " + err.Error()
 	}
-	if img == nil {
+	if len(data) == 0 {
 		return nil, nil, "stored image " + quote(s) + " not given"
 	}
-	if b := img.Bounds(); int64(b.Dx())*int64(b.Dy()) > r.maxPixels() {
+	img, pic, err := r.decodeImage(data, box, vis)
+	switch {
+	case errors.Is(err, errOverCap):
 		return nil, nil, "stored image " + quote(s) + " is larger than the pixel cap"
+	case err != nil:
+		return nil, nil, "stored image " + quote(s) + " is not an image the preview can read (" + err.Error() + ")"
 	}
-	return img, nil, ""
+	return img, pic, ""
+}
+
+// errOverCap is an image of more pixels than Options.MaxPixels.
+var errOverCap = errors.New("larger than the pixel cap")
+
+// decodeImage decodes an encoded image as a StaticBitmap in box prints it, its size checked
+// against the pixel cap before anything is allocated for its pixels. A PNG is read a row at a
+// time into the picture of its visible part vis (see decodePNGScaled), returned as pic: at
+// most at the size it prints. An interlaced PNG, a JPEG or a TIFF is decoded whole, within
+// the cap, returned as img. Both are nil when nothing of it shows.
+func (r *renderer) decodeImage(data []byte, box, vis image.Rectangle) (img image.Image, pic *image.RGBA, err error) {
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(cfg.Width)*int64(cfg.Height) > r.maxPixels() {
+		return nil, nil, errOverCap
+	}
+	if vis.Empty() {
+		return nil, nil, nil // nothing of it shows
+	}
+	if format == "png" {
+		if pic, err := decodePNGScaled(data, box, vis); err == nil {
+			return nil, pic, nil
+		}
+		// An interlaced PNG, or one the row reader refuses: decoded whole, which says why
+		// when it cannot be read.
+	}
+	img, _, err = image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, err
+	}
+	return img, nil, nil
 }
 
 func (r *renderer) maxPixels() int64 {

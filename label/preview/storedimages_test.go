@@ -1,0 +1,111 @@
+package preview_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"image"
+	"image/color"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/labelprinter/go-labelprinter/label"
+	"github.com/labelprinter/go-labelprinter/label/preview"
+	"golang.org/x/image/tiff"
+)
+
+// storedLabel is bigPNG's label with its StaticBitmap naming the stored image "BIG".
+func storedLabel(t testing.TB) *label.Label {
+	l, err := label.Parse([]byte(`{"format":3,"width":50,"height":30,"objs":[{"type":"StaticBitmap","x":1,"y":1,"width":20,"height":20,"bitmap":"BIG"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// resolverOf gives data as the stored image "BIG".
+func resolverOf(data []byte) preview.ImageResolver {
+	return func(_ context.Context, name string) ([]byte, error) {
+		if name != "BIG" {
+			return nil, errors.New("no image " + name)
+		}
+		return data, nil
+	}
+}
+
+// TestStoredPNGDecodedAtPrintSize: a stored PNG of 7999 x 7999 16-bit pixels (512 MB
+// decoded) in a 20 mm box costs little more than a stored PNG of 300 x 300: it is read a row
+// at a time into the picture of its box, as a base64 PNG is, and drawn with the same pixels as
+// the same PNG in base64.
+func TestStoredPNGDecodedAtPrintSize(t *testing.T) {
+	l := storedLabel(t)
+	render := func(data []byte) (*image.RGBA, uint64) {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		img, warns, err := preview.Render(l, &preview.Options{DPI: 300, Images: resolverOf(data)})
+		runtime.ReadMemStats(&after)
+		if err != nil || len(warns) > 0 {
+			t.Fatal(err, warns)
+		}
+		return img, after.TotalAlloc - before.TotalAlloc
+	}
+	small, big := bigPNGData(300), bigPNGData(7999)
+	_, a := render(small)
+	stored, b := render(big)
+	t.Logf("a stored PNG of 300 x 300 in %d bytes: %d bytes allocated; of 7999 x 7999 in %d: %d", len(small), a, len(big), b)
+	if b > a+4<<20 {
+		t.Errorf("a stored PNG of 7999 x 7999 16-bit pixels: %d bytes allocated, %d more than one of 300 x 300; want at most 4 MiB more", b, b-a)
+	}
+	inline, err := label.Parse(bigPNG(7999))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := preview.Render(inline, &preview.Options{DPI: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(stored.Pix, want.Pix) {
+		t.Error("the stored PNG is drawn otherwise than the same PNG in base64")
+	}
+}
+
+// TestStoredTIFF: a stored TIFF is decoded whole and drawn scaled to its box; one over
+// Options.MaxPixels is a marked box with a warning saying so, and bytes that are no image are
+// one too, each naming the stored image.
+func TestStoredTIFF(t *testing.T) {
+	src := image.NewGray(image.Rect(0, 0, 2, 2))
+	src.Pix = []byte{0, 255, 255, 0}
+	var b bytes.Buffer
+	if err := tiff.Encode(&b, src, nil); err != nil {
+		t.Fatal(err)
+	}
+	l, err := label.Parse([]byte(`{"format":3,"width":20,"height":10,"objs":[{"type":"StaticBitmap","x":0,"y":0,"width":4,"height":4,"bitmap":"BIG"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, w, err := preview.Render(l, &preview.Options{DPI: 254, Images: resolverOf(b.Bytes())})
+	if err != nil || len(w) != 0 {
+		t.Fatal(err, w)
+	}
+	if img.RGBAAt(10, 10) != (color.RGBA{0, 0, 0, 255}) || img.RGBAAt(30, 10) != (color.RGBA{255, 255, 255, 255}) {
+		t.Error("the stored TIFF is not drawn")
+	}
+	var large bytes.Buffer // 300 x 300 pixels, over a cap of 30,000 that the 200 x 100 label is within
+	if err := tiff.Encode(&large, image.NewGray(image.Rect(0, 0, 300, 300)), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		data []byte
+		want string
+	}{
+		{large.Bytes(), `stored image "BIG" is larger than the pixel cap`},
+		{[]byte("GIF89a not really"), `stored image "BIG" is not an image the preview can read`},
+	} {
+		_, w, err = preview.Render(l, &preview.Options{DPI: 254, Images: resolverOf(tc.data), MaxPixels: 30_000})
+		if err != nil || len(w) != 1 || !strings.Contains(w[0].Msg, tc.want) {
+			t.Errorf("%q: %v %v, want a warning saying %s", tc.data, err, w, tc.want)
+		}
+	}
+}
