@@ -2,6 +2,7 @@ package pictures_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"image"
 	"image/png"
 	"io"
@@ -114,4 +115,60 @@ func samePixels(a, b image.Image) bool {
 		}
 	}
 	return true
+}
+
+// TestDrawStoredImage: a label showing an image stored on the simulator is drawn with it, as
+// the same label holding the PNG in base64 is.
+func TestDrawStoredImage(t *testing.T) {
+	srv, err := printersim.Start(printersim.WithUI(), printersim.WithPictures(pictures.Draw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(func() { client.CloseIdleConnections(); srv.Close() })
+	do := func(method, path, ct string, body []byte, want int) []byte {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+path, bytes.NewReader(body))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+		}
+		return b
+	}
+	src := image.NewNRGBA(image.Rect(0, 0, 64, 32))
+	for i := range src.Pix {
+		src.Pix[i] = byte(i * 7)
+	}
+	var logo bytes.Buffer
+	if err := png.Encode(&logo, src); err != nil {
+		t.Fatal(err)
+	}
+	const stored = `{"format":3,"width":30,"height":20,"objs":[{"type":"StaticBitmap","x":2,"y":3,"width":20,"height":10,"bitmap":"LOGO"}]}`
+	do("PUT", "/api/v3/images/LOGO", "image/png", logo.Bytes(), 204)
+	do("PUT", "/api/v3/labels/S", "application/json", []byte(stored), 204)
+	do("POST", "/api/v3/printers/line1/printJob", "application/json", []byte(`{"labelName":"S"}`), 200)
+	do("POST", "/api/v3/printers/line1/trigger", "", nil, 200)
+	got, err := png.Decode(bytes.NewReader(do("GET", "/ui/printers/line1/prints/1.png", "", nil, 200)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inline, err := label.Parse([]byte(strings.Replace(stored, "LOGO", base64.StdEncoding.EncodeToString(logo.Bytes()), 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, warns, err := preview.Render(inline, nil)
+	if err != nil || len(warns) > 0 {
+		t.Fatal(err, warns)
+	}
+	if !samePixels(got, want) {
+		t.Error("the stored image is not drawn as the same PNG in base64 is")
+	}
 }
