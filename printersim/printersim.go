@@ -91,7 +91,9 @@
 // numbers a printer's triggers from 1 since the simulator started. Pictures are drawn after
 // the trigger has been answered through a bounded queue that skips the picture, never the
 // print; a skipped picture is drawn when its URL is asked for. With WithToken, the page takes
-// the API's Bearer token or a session from its login form.
+// the API's Bearer token or a session from its login form, whose cookie is named with the
+// simulator's port (two simulators on one host keep their own), Secure with the __Host- prefix
+// when the page is reached over TLS (directly or through WithTrustedProxies).
 //
 // # Other sites' pages
 //
@@ -158,7 +160,9 @@ func WithPrinters(names ...string) Option {
 	}
 }
 
-// WithToken makes every request require "Authorization: Bearer <token>".
+// WithToken makes every request require "Authorization: Bearer <token>", compared in constant
+// time. The page then takes the token or a session from its login form, which answers 429
+// with Retry-After after 10 wrong tokens in a minute from one client address (session.go).
 func WithToken(token string) Option { return func(c *config) { c.token = token } }
 
 // WithProcessingDelay sets how long an uploaded image stays PROCESSING (default 50 ms).

@@ -154,7 +154,7 @@ var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
 <style>body{font:16px system-ui,sans-serif;max-width:24rem;margin:4rem auto;padding:0 1rem}
 input,button{font:inherit;padding:.4rem;margin:.3rem 0;width:100%;box-sizing:border-box}.err{color:#a00}</style>
 </head><body><h1>printersim</h1>
-<p>This simulator requires a token. Enter the one it was started with (<code>--require-token</code>).</p>
+<p>This simulator requires a token. Enter the one it was started with (<code>--require-token</code> or <code>--token-file</code>).</p>
 {{if .}}<p class="err" role="alert">{{.}}</p>{{end}}
 <form method="post" action="/ui/login"><label>Token <input type="password" name="token" autocomplete="current-password" required autofocus></label>
 <button type="submit">Log in</button></form></body></html>
