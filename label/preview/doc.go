@@ -22,9 +22,13 @@
 //
 // # Stored images
 //
-// A StaticBitmap whose bitmap is not a base64 PNG names an image stored on the printer: it is
-// read through Options.Images (ImagesFrom reads it from a printer), and drawn as a marked box
-// with a warning when there is no resolver or the resolver cannot give it.
+// A StaticBitmap whose bitmap is not a base64 PNG names an image stored on the printer: its
+// bytes are read through Options.Images (ImagesFrom reads them from a printer, keeping 32 MiB
+// of them), and it is drawn as a marked box with a warning when there is no resolver or the
+// resolver cannot give it. A stored PNG is decoded as a base64 PNG is, a row at a time at most
+// at the size it prints, with the same pixels; a JPEG, a TIFF or an interlaced PNG is decoded
+// whole, within Options.MaxPixels. Any image over Options.MaxPixels is refused before its
+// pixels are allocated. Each StaticBitmap naming a stored image decodes it again.
 //
 // # Nothing is dropped silently
 //
@@ -41,8 +45,8 @@
 //
 // Beyond the image itself, what a render costs grows with the label's size, not with what it
 // asks for: geometry is clipped to the image before it is rasterised, the dashes of all
-// PolyLines share a bound, a StaticBitmap's PNG is read a row at a time into the picture of
-// its visible part (at most at the size it prints), text is not laid out past the label's
+// PolyLines share a bound, a StaticBitmap's PNG, base64 or stored, is read a row at a time
+// into the picture of its visible part (at most at the size it prints), text is not laid out past the label's
 // right or bottom edge where nothing more of it can show, and dynamic text is filled with
 // label.Expand's bounds. Package label's README states the bound and measures hostile labels
 // against it; FuzzBounded holds every entry point to it.

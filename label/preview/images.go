@@ -32,6 +32,18 @@ func ImagesFrom(c *labelprinter.Client) ImageResolver {
 	if c == nil {
 		return nil
 	}
+	return cachedImages(imageCacheBytes, func(ctx context.Context, name string) ([]byte, error) {
+		var buf bytes.Buffer
+		if _, err := c.Images.Download(ctx, name, &buf); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	})
+}
+
+// cachedImages is download keeping what it gave up to budget bytes, letting the oldest go
+// first; an image larger than budget is not kept.
+func cachedImages(budget int, download ImageResolver) ImageResolver {
 	var (
 		mu    sync.Mutex
 		cache = map[string][]byte{}
@@ -45,18 +57,14 @@ func ImagesFrom(c *labelprinter.Client) ImageResolver {
 		if ok {
 			return data, nil
 		}
-		var buf bytes.Buffer
-		if _, err := c.Images.Download(ctx, name, &buf); err != nil {
-			return nil, err
-		}
-		data = buf.Bytes()
-		if len(data) > imageCacheBytes {
-			return data, nil
+		data, err := download(ctx, name)
+		if err != nil || len(data) > budget {
+			return data, err
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		if _, ok := cache[name]; !ok {
-			for size+len(data) > imageCacheBytes {
+			for size+len(data) > budget {
 				size -= len(cache[order[0]])
 				delete(cache, order[0])
 				order = order[1:]
