@@ -15,7 +15,8 @@ const KeptPrints = 200
 const DefaultDPI = 300
 
 // printRecord is one trigger of a printer as the page shows it. Its fields do not change once
-// it is recorded, except its picture, which has its own lock.
+// it is recorded, except its picture, which has its own lock, and content and row, which are
+// let go under that lock (see keptLabels).
 type printRecord struct {
 	printer string
 	id      uint64 // the event id on /ui/events
@@ -92,11 +93,13 @@ func (s *Simulator) noteTrigger(p *printer, label, key, reason string, content j
 	}
 	if len(p.prints) == KeptPrints {
 		p.prints[0].pic.forget()
+		s.ui.labels.letGo(p.prints[0])
 		copy(p.prints, p.prints[1:])
 		p.prints = p.prints[:KeptPrints-1]
 		p.gone++
 	}
 	p.prints = append(p.prints, r)
+	s.ui.labels.add(r)
 	if r.printed && r.tooLarge == 0 {
 		s.ui.render.enqueue(r)
 	}

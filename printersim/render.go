@@ -275,11 +275,18 @@ func (rd *renderer) draws(ctx context.Context, r *printRecord, request bool) ([]
 		return nil, fmt.Errorf("the label of %d bytes is over the %d bytes the page keeps to draw", r.tooLarge, maxDrawnLabel)
 	}
 	png, drawn, err := r.pic.get(ctx, func() ([]byte, error) {
+		if content, _ := r.drawn(); content == nil {
+			return nil, errLabelShed
+		}
 		if err := rd.acquire(ctx, request); err != nil {
 			return nil, err
 		}
 		defer func() { <-rd.slots }()
-		return rd.draw(ctx, &Picture{Label: r.content, Row: r.row, Time: r.time, HDPI: r.hdpi, VDPI: r.vdpi, Image: rd.image, MaxPixels: MaxPicturePixels})
+		content, row := r.drawn()
+		if content == nil {
+			return nil, errLabelShed
+		}
+		return rd.draw(ctx, &Picture{Label: content, Row: row, Time: r.time, HDPI: r.hdpi, VDPI: r.vdpi, Image: rd.image, MaxPixels: MaxPicturePixels})
 	})
 	if drawn && err == nil {
 		rd.keep(r, len(png))

@@ -41,6 +41,7 @@ type uiState struct {
 	ringHead int
 	subs     map[*subscriber]struct{}
 	render   *renderer
+	labels   keptLabels // the labels kept prints hold to be drawn
 	mux      *http.ServeMux
 	runID    string // names this run in the pictures' ETags
 
