@@ -124,6 +124,7 @@ func (s *strictServer) serveConn(c net.Conn) {
 
 		req := httptest.NewRequest(method, target, bytes.NewReader(body))
 		req.Header = http.Header(hdr)
+		req.Host = hdr.Get("Host") // httptest names example.com; the handler sees what was sent
 		req.ContentLength = n
 		rec := httptest.NewRecorder()
 		s.h.ServeHTTP(rec, req)
