@@ -120,6 +120,12 @@ func (s *boltStore) load(now time.Time) (unknown, pending []*record, err error) 
 		}
 		c := entries.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
+			// Only sending and pending entries are needed here: a settled one (most of a file
+			// that has run for long) is read for its state alone, not decoded with its job
+			// and its answer.
+			if st, err := recordState(v); err == nil && st != Sending && st != Pending {
+				continue
+			}
 			r, err := decodeRecord(v)
 			if err != nil {
 				return fmt.Errorf("%w (in %s)", err, path)
