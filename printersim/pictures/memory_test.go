@@ -34,6 +34,11 @@ func maximalLabel(mm int) string {
 // throughout, stays under pageHeapBound above where it started. The labels at the cap are
 // refused by the page's pixel budget with 422; the others are drawn, two at a time.
 func TestPageMemoryBounded(t *testing.T) {
+	if raceDetector {
+		// The drawing slots' concurrency is run under the race detector by printersim's
+		// TestPicturesDrawnInBoundedSlots; the figure is the plain build's.
+		t.Skip("the heap is measured without the race detector, under which drawing 10-megapixel pictures takes a minute: go test -run TestPageMemoryBounded ./printersim/pictures")
+	}
 	printers := []string{"line1", "line2", "line3", "line4"}
 	srv, err := printersim.Start(printersim.WithUI(), printersim.WithPictures(pictures.Draw), printersim.WithPrinters(printers...))
 	if err != nil {
