@@ -133,8 +133,8 @@ type printList struct {
 	Kept int   `json:"kept"`
 	Gone int64 `json:"gone"`
 	DPI  int   `json:"dpi"`
-	// Dropped counts the pictures the renderer's full queue skipped; each is drawn when its URL
-	// is asked for.
+	// Dropped counts the kept prints whose pictures the renderer's full queue skipped (those
+	// marked Deferred); each is drawn when its URL is asked for.
 	Dropped int64 `json:"dropped"`
 	// LastEvent is the id of the last event on /ui/events when the list was taken: a client
 	// opens the events with ?after=LastEvent to miss nothing in between.
@@ -151,10 +151,13 @@ func (s *Simulator) uiPrints(w http.ResponseWriter, r *http.Request) {
 	copy(recs, p.prints)
 	list := printList{Kept: KeptPrints, Gone: p.gone, DPI: DefaultDPI, LastEvent: s.ui.lastID}
 	s.mu.Unlock()
-	list.Dropped = s.ui.render.droppedFor(p.name)
 	list.Prints = make([]printEntry, 0, len(recs))
 	for i := len(recs) - 1; i >= 0; i-- {
-		list.Prints = append(list.Prints, recs[i].entry())
+		e := recs[i].entry()
+		if e.Deferred {
+			list.Dropped++
+		}
+		list.Prints = append(list.Prints, e)
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, list)

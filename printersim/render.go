@@ -163,7 +163,6 @@ type renderer struct {
 	running bool
 	closed  bool
 	wg      sync.WaitGroup
-	dropped map[string]int64
 	kept    []*printRecord // drawn pictures counted in the budget, oldest first
 	bytes   int            // their total size
 
@@ -172,7 +171,7 @@ type renderer struct {
 }
 
 func newRenderer(draw func(context.Context, *Picture) ([]byte, error), images func(context.Context, string) ([]byte, error)) *renderer {
-	return &renderer{draw: draw, image: images, stop: make(chan struct{}), queue: make(chan *printRecord, renderQueue), dropped: map[string]int64{}, slots: make(chan struct{}, drawSlots)}
+	return &renderer{draw: draw, image: images, stop: make(chan struct{}), queue: make(chan *printRecord, renderQueue), slots: make(chan struct{}, drawSlots)}
 }
 
 // enqueue asks for r's picture to be drawn; when the queue is full the picture is marked
@@ -197,7 +196,6 @@ func (rd *renderer) enqueue(r *printRecord) {
 		r.pic.mu.Lock()
 		r.pic.dropped = true
 		r.pic.mu.Unlock()
-		rd.dropped[r.printer]++
 	}
 }
 
@@ -323,12 +321,6 @@ func (rd *renderer) keptBytes() int {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
 	return rd.bytes
-}
-
-func (rd *renderer) droppedFor(printer string) int64 {
-	rd.mu.Lock()
-	defer rd.mu.Unlock()
-	return rd.dropped[printer]
 }
 
 // close stops drawing (what is queued is left for its URL) and waits for the goroutine.

@@ -160,7 +160,7 @@ func TestUISoak(t *testing.T) {
 	kept, gone, ring := len(p.prints), p.gone, len(sim.ui.ring)
 	sim.mu.Unlock()
 	pictures := sim.ui.render.keptBytes()
-	dropped := sim.ui.render.droppedFor("line1")
+	dropped := uiList(t, s, "line1").Dropped
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)

@@ -166,9 +166,12 @@ function addEntry(name, e, countGone) {
     if (n === e.n) return;
     if (n < e.n) { before = li; break; }
   }
-  list.insertBefore(entryItem(name, e), before);
-  if (e.deferred) p.dropped++;
+  const li = entryItem(name, e);
+  if (e.deferred) { li.dataset.deferred = "1"; p.dropped++; }
+  list.insertBefore(li, before);
   while (list.childElementCount > KEPT) {
+    // The count says the kept prints whose pictures were skipped, as the list does.
+    if (list.lastElementChild.dataset.deferred) p.dropped--;
     list.lastElementChild.remove();
     if (countGone) p.gone++;
   }
