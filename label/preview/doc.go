@@ -28,7 +28,9 @@
 // resolver cannot give it. A stored PNG is decoded as a base64 PNG is, a row at a time at most
 // at the size it prints, with the same pixels; a JPEG, a TIFF or an interlaced PNG is decoded
 // whole, within Options.MaxPixels. Any image over Options.MaxPixels is refused before its
-// pixels are allocated. Each StaticBitmap naming a stored image decodes it again.
+// pixels are allocated. A stored image is not in the label's bytes, so one render decodes
+// stored images of at most 4 times Options.MaxPixels in all, a PNG placed again at the same
+// size counted once; past it a stored image is a marked box and a warning.
 //
 // # Nothing is dropped silently
 //

@@ -144,6 +144,7 @@ type renderer struct {
 	ras    *vector.Rasterizer // the PolyLines' rasterizer, reused
 	// dashesLeft is how many more dash pieces the render's PolyLines may cut (maxDashes in all).
 	dashesLeft int
+	stored     storedImages // the stored images decoded so far (storedimages.go)
 }
 
 func (r *renderer) warn(path, format string, args ...any) {

@@ -301,24 +301,7 @@ func (r *renderer) decodeBitmap(s string, box, vis image.Rectangle) (image.Image
 		}
 		return img, pic, ""
 	}
-	if r.opts.Images == nil {
-		return nil, nil, "bitmap is not base64 PNG, and no image resolver is given to read a stored image " + quote(s)
-	}
-	data, err = r.opts.Images(r.ctx, s)
-	if err != nil {
-		return nil, nil, "stored image " + quote(s) + ": " + err.Error()
-	}
-	if len(data) == 0 {
-		return nil, nil, "stored image " + quote(s) + " not given"
-	}
-	img, pic, err := r.decodeImage(data, box, vis)
-	switch {
-	case errors.Is(err, errOverCap):
-		return nil, nil, "stored image " + quote(s) + " is larger than the pixel cap"
-	case err != nil:
-		return nil, nil, "stored image " + quote(s) + " is not an image the preview can read (" + err.Error() + ")"
-	}
-	return img, pic, ""
+	return r.storedImage(s, box, vis)
 }
 
 // errOverCap is an image of more pixels than Options.MaxPixels.

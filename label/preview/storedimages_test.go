@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"runtime"
@@ -111,5 +112,50 @@ func TestStoredTIFF(t *testing.T) {
 		if err != nil || len(w) != 1 || !strings.Contains(w[0].Msg, tc.want) {
 			t.Errorf("%q: %v %v, want a warning saying %s", tc.data, err, w, tc.want)
 		}
+	}
+}
+
+// TestStoredImagesBudget: a stored PNG placed again at the same size is decoded once, and
+// the stored images one render decodes total at most 4 times Options.MaxPixels: past it a
+// stored image is a marked box with a warning, so that a short label naming a large stored
+// image many times does not inflate it for each.
+func TestStoredImagesBudget(t *testing.T) {
+	data := bigPNGData(1000) // 1 megapixel
+	calls := 0
+	resolver := func(_ context.Context, name string) ([]byte, error) {
+		calls++
+		return data, nil
+	}
+	var objs []string
+	for i := 0; i < 10; i++ { // the same size ten times: one decode
+		objs = append(objs, fmt.Sprintf(`{"type":"StaticBitmap","x":%d,"y":1,"width":4,"height":4,"bitmap":"BIG"}`, 1+i*4))
+	}
+	for i := 0; i < 5; i++ { // five more sizes: three fit in the budget of 4 megapixels, two are marked
+		objs = append(objs, fmt.Sprintf(`{"type":"StaticBitmap","x":%d,"y":10,"width":%d,"height":5,"bitmap":"BIG"}`, 1+i*8, 5+i))
+	}
+	l, err := label.Parse([]byte(`{"format":3,"width":50,"height":30,"objs":[` + strings.Join(objs, ",") + `]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, w, err := preview.Render(l, &preview.Options{DPI: 254, Images: resolver, MaxPixels: 1_000_000}) // 10 pixels a mm: equal boxes
+	if err != nil {
+		t.Fatal(err)
+	}
+	for y := 10; y < 50; y++ { // the first box and the tenth, 360 pixels right, drawn alike
+		for x := 10; x < 50; x++ {
+			if img.RGBAAt(x, y) != img.RGBAAt(x+360, y) {
+				t.Fatalf("pixel %d,%d of the tenth box differs from the first's", x, y)
+			}
+		}
+	}
+	if img.RGBAAt(10, 10) == img.RGBAAt(30, 30) && img.RGBAAt(10, 10) == img.RGBAAt(49, 49) {
+		t.Error("the box is drawn plain")
+	}
+	if calls != 6 {
+		t.Errorf("the resolver was asked %d times, want 6 (once for the ten boxes of one size, once for each other size)", calls)
+	}
+	if len(w) != 2 || w[0].Path != "objs[13].bitmap" || w[1].Path != "objs[14].bitmap" ||
+		!strings.Contains(w[0].Msg, `stored image "BIG": the stored images of this label total more than 4000000 pixels`) {
+		t.Errorf("warnings: %v", w)
 	}
 }
