@@ -20,8 +20,11 @@ import (
 // A client reconnecting with Last-Event-ID (or opening with ?after=id, the lastEvent of the
 // list it read) first gets the print events it missed. A client too slow to take its events
 // is disconnected rather than waited for, so it never holds up a trigger; its browser
-// reconnects and is told what it missed. At most maxSubscribers clients read at once; one more
-// is answered 503 with Retry-After (the page tries again).
+// reconnects and is told what it missed. At most maxSubscribers clients read at once; when they
+// all do, one more takes the place of the client whose stream has been open longest, if that is
+// evictAfter or more (a page reconnects with Last-Event-ID and misses nothing; a client that
+// reads nothing is gone), and is otherwise answered 503 with Retry-After (the page tries
+// again). So clients that hold a stream and never read keep a new one out evictAfter at most.
 const (
 	// subscriberBuffer is how many events may wait for one client before it is let go.
 	subscriberBuffer = 256
@@ -35,6 +38,9 @@ const (
 	// send and holds up to subscriberBuffer events, so their number is bounded like the rest
 	// of the page's memory. A page open in a few tabs is far below it.
 	maxSubscribers = 64
+	// evictAfter is how long a client holds its place among maxSubscribers before a new
+	// client may take it (uiState.evictAfter; tests shorten it).
+	evictAfter = 30 * time.Second
 )
 
 // event is one event of the feed; id 0 is sent without an id line.
@@ -46,7 +52,8 @@ type event struct {
 }
 
 type subscriber struct {
-	ch      chan event // closed when the client fell too far behind, or its session ended
+	ch      chan event // closed when the client fell too far behind, its session ended, or a new client took its place
+	since   time.Time  // when the client's stream opened
 	session string     // the page session the client opened the events with, "" for none
 }
 
@@ -115,12 +122,15 @@ func (s *Simulator) uiEvents(w http.ResponseWriter, r *http.Request) {
 		break
 	}
 	rc := http.NewResponseController(w)
-	sub := &subscriber{ch: make(chan event, subscriberBuffer), session: s.sessionOf(r)}
+	sub := &subscriber{ch: make(chan event, subscriberBuffer), session: s.sessionOf(r), since: time.Now()}
 	s.mu.Lock()
+	if len(s.ui.subs) >= maxSubscribers {
+		s.ui.evictOldest(sub.since)
+	}
 	if len(s.ui.subs) >= maxSubscribers {
 		s.mu.Unlock()
 		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, "the events already have "+strconv.Itoa(maxSubscribers)+" clients, the most they take: close a page or a client")
+		writeError(w, http.StatusServiceUnavailable, "the events already have "+strconv.Itoa(maxSubscribers)+" clients, the most they take, none open for "+s.ui.evictAfter.String()+" yet, when one gives its place to a new client: close a page or a client, or ask again")
 		return
 	}
 	var missed []event
@@ -232,5 +242,20 @@ func (u *uiState) endSession(session string) {
 			close(sub.ch)
 			delete(u.subs, sub)
 		}
+	}
+}
+
+// evictOldest ends the stream of the client open longest, when it has been open evictAfter or
+// more by now, to give its place to a new client. s.mu is held.
+func (u *uiState) evictOldest(now time.Time) {
+	var oldest *subscriber
+	for sub := range u.subs {
+		if oldest == nil || sub.since.Before(oldest.since) {
+			oldest = sub
+		}
+	}
+	if oldest != nil && now.Sub(oldest.since) >= u.evictAfter {
+		close(oldest.ch)
+		delete(u.subs, oldest)
 	}
 }

@@ -40,10 +40,13 @@ type uiState struct {
 	ring     []event // the last print events, for Last-Event-ID (see publish)
 	ringHead int
 	subs     map[*subscriber]struct{}
-	render   *renderer
-	labels   keptLabels // the labels kept prints hold to be drawn
-	mux      *http.ServeMux
-	runID    string // names this run in the pictures' ETags
+	// evictAfter is how long an event client holds its place before a new one may take it
+	// (the constant evictAfter; tests shorten it).
+	evictAfter time.Duration
+	render     *renderer
+	labels     keptLabels // the labels kept prints hold to be drawn
+	mux        *http.ServeMux
+	runID      string // names this run in the pictures' ETags
 
 	sessMu   sync.Mutex
 	sessions map[string]time.Time // session id to expiry (the cookie's value: see session.go)
@@ -52,11 +55,12 @@ type uiState struct {
 
 func newUIState(s *Simulator) *uiState {
 	u := &uiState{
-		ring:     make([]event, 0, KeptPrints*len(s.cfg.printers)),
-		subs:     map[*subscriber]struct{}{},
-		render:   newRenderer(s.cfg.draw, s.storedImage),
-		mux:      http.NewServeMux(),
-		sessions: map[string]time.Time{},
+		ring:       make([]event, 0, KeptPrints*len(s.cfg.printers)),
+		subs:       map[*subscriber]struct{}{},
+		evictAfter: evictAfter,
+		render:     newRenderer(s.cfg.draw, s.storedImage),
+		mux:        http.NewServeMux(),
+		sessions:   map[string]time.Time{},
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
