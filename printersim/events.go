@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -34,6 +35,9 @@ const (
 	keepAliveEvery = 15 * time.Second
 	// eventBatch is how long an event may wait for the ones after it, to be written together.
 	eventBatch = 20 * time.Millisecond
+	// drainEvery is how often a batch being collected takes the events that came: often
+	// enough that subscriberBuffer is not outrun below 100,000 events a second.
+	drainEvery = 2 * time.Millisecond
 	// maxSubscribers is how many clients may read the events at once: each costs a trigger a
 	// send and holds up to subscriberBuffer events, so their number is bounded like the rest
 	// of the page's memory. A page open in a few tabs is far below it.
@@ -49,6 +53,7 @@ type event struct {
 	name  string
 	print printEntry
 	state string // the printer of a state event
+	data  []byte // the event as frame writes it, when encoded already
 }
 
 type subscriber struct {
@@ -62,6 +67,11 @@ type subscriber struct {
 // s.mu is held.
 func (u *uiState) publish(r *printRecord) {
 	ev := event{id: r.id, name: "print", print: r.entry()}
+	if len(u.subs) > 0 {
+		// Encoded once for every client, rather than by each client's goroutine; clipped, so
+		// that a client appending to it copies it.
+		ev.data = slices.Clip(frame(ev))
+	}
 	if len(u.ring) < cap(u.ring) {
 		u.ring = append(u.ring, ev)
 	} else {
@@ -189,22 +199,35 @@ func (s *Simulator) uiEvents(w http.ResponseWriter, r *http.Request) {
 			}
 			// The events that follow within eventBatch go out in the same write, so a line
 			// at full speed costs the client's connection one write per batch, not per print.
+			// They are taken every drainEvery rather than as each comes, so that a trigger
+			// wakes no client's goroutine while it collects.
 			buf := frame(ev)
-			batch := time.NewTimer(eventBatch)
+			end := time.Now().Add(eventBatch)
+			pause := time.NewTimer(drainEvery)
 		collect:
 			for {
-				select {
-				case ev, ok := <-sub.ch:
-					if !ok {
-						batch.Stop()
-						write(buf)
-						return
+				for more := true; more; {
+					select {
+					case ev, ok := <-sub.ch:
+						if !ok {
+							pause.Stop()
+							write(buf)
+							return
+						}
+						buf = append(buf, frame(ev)...)
+					default:
+						more = false
 					}
-					buf = append(buf, frame(ev)...)
-				case <-batch.C:
+				}
+				if !time.Now().Before(end) {
+					pause.Stop()
 					break collect
+				}
+				pause.Reset(drainEvery)
+				select {
+				case <-pause.C:
 				case <-r.Context().Done():
-					batch.Stop()
+					pause.Stop()
 					return
 				}
 			}
@@ -217,6 +240,9 @@ func (s *Simulator) uiEvents(w http.ResponseWriter, r *http.Request) {
 
 // frame writes an event in the SSE format; its data is one line of JSON.
 func frame(ev event) []byte {
+	if ev.data != nil {
+		return ev.data
+	}
 	var data []byte
 	switch ev.name {
 	case "print":

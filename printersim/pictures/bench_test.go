@@ -22,86 +22,125 @@ import (
 //
 //	go test ./printersim/pictures -run '^$' -bench TriggerWithPage -benchtime 1x
 func BenchmarkTriggerWithPage(b *testing.B) {
-	start := func(opts ...printersim.Option) (*printersim.Server, *http.Client) {
-		srv, err := printersim.Start(opts...)
+	on, onClient := benchSim(b, printersim.WithUI(), printersim.WithPictures(pictures.Draw))
+	benchReaders(b, on, 1)
+	off, offClient := benchSim(b)
+	for b.Loop() {
+		mOn, mOff := interleaved(b, on, onClient, off, offClient)
+		b.ReportMetric(float64(mOn.Microseconds()), "µs-median-page-on")
+		b.ReportMetric(float64(mOff.Microseconds()), "µs-median-page-off")
+		b.ReportMetric(float64(mOn)/float64(mOff), "ratio")
+	}
+}
+
+// BenchmarkTriggerWithTenTabs measures what ten tabs of the page cost a trigger's answer
+// against one: the median answer time of 1,000 triggers on a simulator with the page on and
+// ten clients reading /ui/events (ten tabs, each holding its stream) against 1,000 on one with
+// one client, interleaved as BenchmarkTriggerWithPage does. The goal is a ratio of at most
+// 1.10:
+//
+//	go test ./printersim/pictures -run '^$' -bench TriggerWithTenTabs -benchtime 1x
+func BenchmarkTriggerWithTenTabs(b *testing.B) {
+	ten, tenClient := benchSim(b, printersim.WithUI(), printersim.WithPictures(pictures.Draw))
+	benchReaders(b, ten, 10)
+	one, oneClient := benchSim(b, printersim.WithUI(), printersim.WithPictures(pictures.Draw))
+	benchReaders(b, one, 1)
+	for b.Loop() {
+		mTen, mOne := interleaved(b, ten, tenClient, one, oneClient)
+		b.ReportMetric(float64(mTen.Microseconds()), "µs-median-ten-readers")
+		b.ReportMetric(float64(mOne.Microseconds()), "µs-median-one-reader")
+		b.ReportMetric(float64(mTen)/float64(mOne), "ratio")
+	}
+}
+
+// benchSim starts a simulator with a label, a table and a job on line1.
+func benchSim(b *testing.B, opts ...printersim.Option) (*printersim.Server, *http.Client) {
+	srv, err := printersim.Start(opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &http.Client{Transport: &http.Transport{}}
+	b.Cleanup(func() { c.CloseIdleConnections(); srv.Close() })
+	for _, r := range []struct{ method, path, body string }{
+		{"PUT", "/api/v3/labels/Carton", pageLabel},
+		{"PUT", "/api/v3/tables/Products", `{"columns":["SKU","Name"],"rows":[["S12-342C","Hex bolt M8"]]}`},
+		{"POST", "/api/v3/printers/line1/printJob", `{"labelName":"Carton","tableName":"Products","keyColumn":"SKU","key":"S12-342C"}`},
+	} {
+		req, _ := http.NewRequest(r.method, srv.URL+r.path, strings.NewReader(r.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := c.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
-		c := &http.Client{Transport: &http.Transport{}}
-		b.Cleanup(func() { c.CloseIdleConnections(); srv.Close() })
-		for _, r := range []struct{ method, path, body string }{
-			{"PUT", "/api/v3/labels/Carton", pageLabel},
-			{"PUT", "/api/v3/tables/Products", `{"columns":["SKU","Name"],"rows":[["S12-342C","Hex bolt M8"]]}`},
-			{"POST", "/api/v3/printers/line1/printJob", `{"labelName":"Carton","tableName":"Products","keyColumn":"SKU","key":"S12-342C"}`},
-		} {
-			req, _ := http.NewRequest(r.method, srv.URL+r.path, strings.NewReader(r.body))
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := c.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			resp.Body.Close()
-		}
-		return srv, c
+		resp.Body.Close()
 	}
-	on, onClient := start(printersim.WithUI(), printersim.WithPictures(pictures.Draw))
-	off, offClient := start()
+	return srv, c
+}
 
+// benchReaders opens n clients reading srv's /ui/events to the end of the benchmark.
+func benchReaders(b *testing.B, srv *printersim.Server, n int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	reader := &http.Client{Transport: &http.Transport{}}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		req, _ := http.NewRequestWithContext(ctx, "GET", on.URL+"/ui/events", nil)
-		resp, err := reader.Do(req)
-		if err != nil {
-			return
+	done := make(chan struct{}, n)
+	for range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+"/ui/events", nil)
+			resp, err := reader.Do(req)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			_, _ = io.Copy(io.Discard, bufio.NewReader(resp.Body))
+		}()
+	}
+	b.Cleanup(func() {
+		cancel()
+		for range n {
+			<-done
 		}
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, bufio.NewReader(resp.Body))
-	}()
-	defer func() { cancel(); <-read; reader.CloseIdleConnections() }()
+		reader.CloseIdleConnections()
+	})
+}
 
+// interleaved times 1,000 triggers on each of a and b in rounds of 100, the side that goes
+// first alternating, and returns their median answer times.
+func interleaved(tb *testing.B, a *printersim.Server, ac *http.Client, b *printersim.Server, bc *http.Client) (time.Duration, time.Duration) {
 	trigger := func(srv *printersim.Server, c *http.Client) time.Duration {
 		t0 := time.Now()
 		resp, err := c.Post(srv.URL+"/api/v3/printers/line1/trigger", "", nil)
 		d := time.Since(t0)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != 200 {
-			b.Fatalf("trigger: %d", resp.StatusCode)
+			tb.Fatalf("trigger: %d", resp.StatusCode)
 		}
 		return d
 	}
-	for b.Loop() {
-		var withPage, without []time.Duration
-		for round := range 10 {
-			sides := []func(){
-				func() {
-					for range 100 {
-						withPage = append(withPage, trigger(on, onClient))
-					}
-				},
-				func() {
-					for range 100 {
-						without = append(without, trigger(off, offClient))
-					}
-				},
-			}
-			if round%2 == 1 {
-				sides[0], sides[1] = sides[1], sides[0]
-			}
-			sides[0]()
-			sides[1]()
+	var da, db []time.Duration
+	for round := range 10 {
+		sides := []func(){
+			func() {
+				for range 100 {
+					da = append(da, trigger(a, ac))
+				}
+			},
+			func() {
+				for range 100 {
+					db = append(db, trigger(b, bc))
+				}
+			},
 		}
-		mOn, mOff := median(withPage), median(without)
-		b.ReportMetric(float64(mOn.Microseconds()), "µs-median-page-on")
-		b.ReportMetric(float64(mOff.Microseconds()), "µs-median-page-off")
-		b.ReportMetric(float64(mOn)/float64(mOff), "ratio")
+		if round%2 == 1 {
+			sides[0], sides[1] = sides[1], sides[0]
+		}
+		sides[0]()
+		sides[1]()
 	}
+	return median(da), median(db)
 }
 
 func median(ds []time.Duration) time.Duration {
