@@ -230,6 +230,20 @@ function relisten() {
   loadAll().then(listen).catch(e => { showError(e); setTimeout(relisten, 2000); });
 }
 
+// control posts a control's request and says a refusal beside the control (answer), never in
+// place of the live status.
+async function control(answer, url, body) {
+  const a = $(answer);
+  try {
+    const r = await post(url, body);
+    a.textContent = r.ok ? "" : r.msg;
+    a.classList.toggle("err", !r.ok);
+  } catch (e) {
+    a.textContent = "no answer: " + e.message; a.classList.add("err");
+  }
+  refreshBar();
+}
+
 function showError(e) { $("#feed").textContent = String(e.message || e); $("#feed").classList.add("err"); }
 
 function view() {
@@ -242,14 +256,10 @@ async function main() {
   $("#grid").addEventListener("change", view);
   $("#zoom").addEventListener("change", view);
   window.addEventListener("resize", view);
-  $("#line-start").addEventListener("click", () => post("/ui/line", { running: true }).then(refreshBar));
-  $("#line-stop").addEventListener("click", () => post("/ui/line", { running: false }).then(refreshBar));
+  $("#line-start").addEventListener("click", () => control("#line-answer", "/ui/line", { running: true }));
+  $("#line-stop").addEventListener("click", () => control("#line-answer", "/ui/line", { running: false }));
   for (const b of document.querySelectorAll("[data-fault]")) {
-    b.addEventListener("click", async () => {
-      const r = await post("/ui/faults", { kind: b.dataset.fault, delay: $("#delay").value });
-      if (!r.ok) showError(new Error(r.msg));
-      refreshBar();
-    });
+    b.addEventListener("click", () => control("#fault-answer", "/ui/faults", { kind: b.dataset.fault, delay: $("#delay").value }));
   }
   const s = await refreshBar();
   for (const name of s.printers) addPrinter(name);
