@@ -193,7 +193,12 @@ async function loadPrints(name) {
 let source = null;
 async function loadAll() {
   let after = Infinity;
-  await refreshBar();
+  const s = await refreshBar();
+  // A simulator restarted with other printers: the page is built again for them.
+  if (s && (s.printers.length !== printers.size || s.printers.some(n => !printers.has(n)))) {
+    location.reload();
+    return new Promise(() => {});
+  }
   for (const name of printers.keys()) {
     after = Math.min(after, await loadPrints(name));
     refreshState(name);
