@@ -57,7 +57,7 @@ func TestIDsArriveAsSent(t *testing.T) {
 		{`{"id":"o-\\ud800"}`, `o-\ud800`},
 		{`{"id":"o-\"\\\"\\\\ud800"}`, `o-"\"\\ud800`},
 		{`{"id":"x","job":{"labelName":"a","labelData":{"id":"x","a":{"id":1}}}}`, "x"},
-		{`{"id":"y","job":{"labelData":[{"a":1},{"a":2}]}}`, "y"},
+		{`{"id":"y","job":{"labelData":{"objs":[{"a":1},{"a":2}]}}}`, "y"},
 	} {
 		cmd, err := parseCommand(cmdPrintJob, []byte(c.payload))
 		if err != nil || cmd.id != c.id {
