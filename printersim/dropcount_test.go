@@ -1,6 +1,9 @@
 package printersim
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestUIDroppedCountsKept: the list's count of pictures the renderer's full queue skipped
 // counts the kept prints alone, as the list marks them, not prints gone from it.
@@ -12,11 +15,21 @@ func TestUIDroppedCountsKept(t *testing.T) {
 	s.want("POST", "/api/v3/printers/line1/printJob", "application/json", `{"labelName":"L"}`, 200)
 	// One drawing held and the queue full: the 20 prints after them and the next KeptPrints
 	// are skipped, and those 20 then leave the list.
-	for i := range 1 + renderQueue + 20 + KeptPrints {
-		if printed, _ := s.srv.Sim.PressTrigger("line1"); !printed {
-			t.Fatalf("trigger %d did not print", i+1)
+	press := func(n int) {
+		for i := range n {
+			if printed, _ := s.srv.Sim.PressTrigger("line1"); !printed {
+				t.Fatalf("trigger %d did not print", i+1)
+			}
 		}
 	}
+	press(1)
+	// The renderer holds the first drawing before the queue fills, so that no place frees up.
+	for deadline := time.Now().Add(10 * time.Second); d.count() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the renderer did not start drawing")
+		}
+	}
+	press(renderQueue + 20 + KeptPrints)
 	l := uiList(t, s, "line1")
 	deferred := 0
 	for _, e := range l.Prints {
