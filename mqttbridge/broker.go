@@ -66,9 +66,6 @@ func startBroker(addr string, l *slog.Logger, wait time.Duration) (*Broker, erro
 	if err := srv.AddHook(newResumeHook(), nil); err != nil {
 		return nil, err
 	}
-	if err := srv.AddHook(new(quotaHook), nil); err != nil {
-		return nil, err
-	}
 	if err := srv.AddHook(new(sessionHook), nil); err != nil {
 		return nil, err
 	}

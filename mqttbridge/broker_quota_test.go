@@ -14,9 +14,9 @@ import (
 
 // TestEmbeddedBrokerSessionQuota: a client with a Receive Maximum of 2 leaves the embedded
 // broker with 2 messages unacknowledged; the messages published meanwhile, and after it comes
-// back, all arrive on its next connection, each acknowledged as it comes, in order. Before
-// the quota hook mochi carried the spent quota over to the new connection and held messages
-// back, sending them later, after later ones, or on a later connection.
+// back, all arrive on its next connection, each acknowledged as it comes, in order. Without
+// sendQuotaHook mochi carried the spent quota over to the new connection and held the
+// messages published after it came back.
 func TestEmbeddedBrokerSessionQuota(t *testing.T) {
 	bk := startTestBroker(t)
 	s := newSender(t, bk.URL())
