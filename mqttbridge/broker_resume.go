@@ -80,7 +80,10 @@ func (h *resumeHook) OnSessionEstablish(cl *mqtt.Client, pk packets.Packet) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if old := h.gates[cl.ID]; old != nil && !old.opened {
-		h.open(old)
+		// Another connection with this ID is still being established: mochi may be writing
+		// its session's state now, so it is not read; the new gate replaces it, and nothing
+		// asks a replaced gate what its session held.
+		h.release(old)
 	}
 	h.gates[cl.ID] = &resumeGate{cl: cl, clean: pk.Connect.Clean, done: make(chan struct{}), resent: map[msgKey]bool{}}
 }
@@ -100,6 +103,14 @@ func (h *resumeHook) open(g *resumeGate) {
 	for _, pk := range g.cl.State.Inflight.GetAll(false) {
 		g.held[keyOf(pk)] = true
 	}
+	g.opened = true
+	close(g.done)
+}
+
+// release lets the held messages of a gate another connection replaced go, without reading
+// its session. h.mu is held.
+func (h *resumeHook) release(g *resumeGate) {
+	g.held = map[msgKey]bool{}
 	g.opened = true
 	close(g.done)
 }

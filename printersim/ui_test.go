@@ -278,6 +278,12 @@ func TestUIEvents(t *testing.T) {
 // TestUIEventsSlowClient: a client that does not read never holds up triggers; it is let go,
 // what it got is in order, and coming back it learns what it missed.
 func TestUIEventsSlowClient(t *testing.T) {
+	if raceDetector {
+		// Under the race detector the triggers come slower than a client's events are
+		// drained, so all 20,000 fit in the sockets' buffers and the client never falls
+		// behind: the test would wait for an end that does not come.
+		t.Skip("needs triggers faster than the race detector lets them come; run without -race")
+	}
 	s := startSim(t, WithUI())
 	got := uiList(t, s, "line1").LastEvent // the run's start
 	c := openEvents(t, s)
