@@ -26,6 +26,7 @@ require (
 	go.yaml.in/yaml/v2 v2.4.4
 	golang.org/x/image v0.45.0
 	golang.org/x/term v0.45.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require (
@@ -54,6 +55,5 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
-	google.golang.org/protobuf v1.36.11 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
