@@ -5,6 +5,9 @@
 //	labelctl --url http://127.0.0.1:8631 counters --watch --printer line1
 //	labelctl --url http://127.0.0.1:8631 print job --printer line1 --label L --copies 5 --wait
 //
+// labelctl --version (or labelctl version) prints the version, commit, build date, Go version
+// and licence.
+//
 // Exit codes: 0 on success, 1 when the printer or the network failed, 2 for a usage error.
 package main
 
@@ -21,6 +24,7 @@ import (
 	"time"
 
 	labelprinter "github.com/labelprinter/go-labelprinter"
+	"github.com/labelprinter/go-labelprinter/internal/buildinfo"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -103,6 +107,13 @@ func (a *app) rootCommand() *cobra.Command {
 		PersistentPreRunE: a.checkUsage,
 	}
 	root.SetFlagErrorFunc(flagError)
+	// cobra prints the template for --version; the text is kept in an annotation so that no
+	// part of it is read as a template.
+	info := buildinfo.Get()
+	root.Version = info.Version
+	root.Annotations = map[string]string{"buildinfo": info.Print("labelctl")}
+	root.SetVersionTemplate(`{{index .Annotations "buildinfo"}}`)
+	root.Flags().Bool("version", false, "print the version, the commit and date it was built from, the Go version and the licence")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.url, "url", a.env("LABELPRINTER_URL"), "printer base URL, such as http://192.168.1.50 (env LABELPRINTER_URL)")
 	pf.StringVar(&a.printer, "printer", a.env("LABELPRINTER_PRINTER"), "printer name; empty uses the single-printer paths (env LABELPRINTER_PRINTER)")
@@ -118,7 +129,8 @@ func (a *app) rootCommand() *cobra.Command {
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
 	root.AddCommand(a.labelsCommand(), a.imagesCommand(), a.tablesCommand(), a.printCommand(),
-		a.countersCommand(), a.historyCommand(), a.statusCommand(), a.simCommand(), a.watchCommand(), a.outboxCommand())
+		a.countersCommand(), a.historyCommand(), a.statusCommand(), a.simCommand(), a.watchCommand(), a.outboxCommand(),
+		versionCommand(root.Annotations["buildinfo"]))
 	// cobra adds these while executing; adding them now lets requireSubcommand reach them. The
 	// completion commands keep the output stream they are created with, so it is set first.
 	root.SetIn(a.stdin)
@@ -129,6 +141,19 @@ func (a *app) rootCommand() *cobra.Command {
 	requireSubcommand(root)
 	checkUsageFirst(root, a.checkUsage)
 	return root
+}
+
+// versionCommand is labelctl version: what --version prints, for those who type it as a command.
+func versionCommand(text string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, the commit and date it was built from, the Go version and the licence",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := io.WriteString(cmd.OutOrStdout(), text)
+			return err
+		},
+	}
 }
 
 // checkUsage refuses a bad -o and any flag value out of its range (flagcheck.go), before a

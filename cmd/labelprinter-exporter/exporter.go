@@ -20,6 +20,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/labelprinter/go-labelprinter/internal/buildinfo"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -162,6 +163,7 @@ func newExporter(cfg config) (*exporter, error) {
 	e.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		buildinfo.Get().Collector("labelprinter_exporter"),
 		e.probes, e.reloadOK, e.reloadOKTime,
 	)
 

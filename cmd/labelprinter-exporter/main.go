@@ -21,6 +21,7 @@
 //	--timeout-offset        kept back from Prometheus's scrape timeout (default 0.5s)
 //	--cache-size            targets whose connections are kept warm (default 1024)
 //	--log-level             debug, info, warn or error (default info); failed probes log at debug
+//	--version               print the version, commit, build date, Go version and licence, and exit
 //
 // Without --config.file, for the default module:
 //
@@ -47,6 +48,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/labelprinter/go-labelprinter/internal/buildinfo"
 	"github.com/labelprinter/go-labelprinter/internal/suggest"
 )
 
@@ -61,6 +63,10 @@ func main() {
 // configuration.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, listen, err := parseFlags(args, stderr)
+	if errors.Is(err, errVersion) {
+		fmt.Fprint(stdout, buildinfo.Get().Print("labelprinter-exporter"))
+		return 0
+	}
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stderr, "labelprinter-exporter:", err)
@@ -116,6 +122,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// errVersion is parseFlags's answer to --version: print the version and exit 0.
+var errVersion = errors.New("--version")
+
 // parseFlags reads the command line into a config and the listen address. The modules are
 // loaded later, by newExporter, and again at every reload.
 func parseFlags(args []string, stderr io.Writer) (config, string, error) {
@@ -144,8 +153,12 @@ func parseFlags(args []string, stderr io.Writer) (config, string, error) {
 	})
 	cacheSize := fs.Int("cache-size", defaultCacheSize, "targets whose connections are kept warm; beyond it, idle connections are closed")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error; failed probes are logged at debug")
+	showVersion := buildinfo.VersionFlag(fs)
 	if err := suggest.ParseFlags(fs, args, stderr); err != nil {
 		return config{}, "", err
+	}
+	if *showVersion {
+		return config{}, "", errVersion
 	}
 	if fs.NArg() > 0 {
 		return config{}, "", fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))

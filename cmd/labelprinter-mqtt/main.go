@@ -16,6 +16,7 @@
 //	                   serve /metrics (Prometheus), /healthz and /readyz on ADDR, such as :9632
 //	                   (default: none); ready means active and connected to the broker, so a
 //	                   standby of a pair is healthy and not ready
+//	--version          print the version, commit, build date, Go version and licence, and exit
 //	--adopt-orphaned-outbox URL|ignore
 //	                   what to do with an outbox file in state_dir that no configured printer
 //	                   owns and that still holds pending or unknown entries: URL (a configured
@@ -42,6 +43,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/labelprinter/go-labelprinter/internal/buildinfo"
 	"github.com/labelprinter/go-labelprinter/internal/suggest"
 	"github.com/labelprinter/go-labelprinter/mqttbridge"
 )
@@ -49,11 +51,11 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run bridges until ctx ends and returns the exit code.
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+// run bridges until ctx ends and returns the exit code. Only --version writes to stdout.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("labelprinter-mqtt", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configFile := fs.String("config.file", "", "the YAML configuration")
@@ -61,11 +63,16 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	adopt := fs.String("adopt-orphaned-outbox", "", "`URL` of a configured controller to take over an orphaned outbox, or ignore")
 	web := fs.String("web.listen-address", "", "`address` to serve /metrics, /healthz and /readyz on, such as :9632 (default: none)")
+	showVersion := buildinfo.VersionFlag(fs)
 	if err := suggest.ParseFlags(fs, args, stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stderr, "labelprinter-mqtt:", err)
 		}
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprint(stdout, buildinfo.Get().Print("labelprinter-mqtt"))
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "labelprinter-mqtt: unexpected argument %q\n", fs.Arg(0))

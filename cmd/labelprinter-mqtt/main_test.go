@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--config.file", bad, "--web.listen-address", "9632"}, `--web.listen-address "9632": want host:port, such as :9632`},
 	} {
 		var stderr syncBuffer
-		if code := run(context.Background(), c.args, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) || strings.Count(stderr.String(), "\n") != 1 {
+		if code := run(context.Background(), c.args, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) || strings.Count(stderr.String(), "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 naming %q", c.args, code, stderr.String(), c.want)
 		}
 		if strings.Contains(stderr.String(), "pg-secret-77") {
@@ -71,7 +72,9 @@ func TestEmbeddedBrokerAndStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"--config.file", cfg, "--embedded-broker", addr}, &stderr) }()
+	go func() {
+		done <- run(ctx, []string{"--config.file", cfg, "--embedded-broker", addr}, io.Discard, &stderr)
+	}()
 	deadline := time.Now().Add(60 * time.Second)
 	for !strings.Contains(stderr.String(), "connected to the broker") {
 		if time.Now().After(deadline) {
@@ -114,19 +117,19 @@ func TestOrphanedOutboxExit(t *testing.T) {
 	_ = ob.Close()
 	write("http://127.0.0.1:8")
 	var stderr syncBuffer
-	if code := run(context.Background(), []string{"--config.file", cfgFile}, &stderr); code != 2 ||
+	if code := run(context.Background(), []string{"--config.file", cfgFile}, io.Discard, &stderr); code != 2 ||
 		!strings.Contains(stderr.String(), mqttbridge.StateFile(state, "http://127.0.0.1:9")) || !strings.Contains(stderr.String(), "1 pending and 0 unknown") {
 		t.Errorf("exit %d, %q: want 2 naming the file and its counts", code, stderr.String())
 	}
 	stderr = syncBuffer{}
-	if code := run(context.Background(), []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", "http://127.0.0.1:7"}, &stderr); code != 2 ||
+	if code := run(context.Background(), []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", "http://127.0.0.1:7"}, io.Discard, &stderr); code != 2 ||
 		!strings.Contains(stderr.String(), `--adopt-orphaned-outbox: "http://127.0.0.1:7" is neither ignore nor the url of a configured printer`) {
 		t.Errorf("exit %d, %q: want 2 naming the flag's value", code, stderr.String())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	stderr = syncBuffer{}
-	if code := run(ctx, []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", "ignore", "--embedded-broker", "127.0.0.1:0"}, &stderr); code != 0 {
+	if code := run(ctx, []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", "ignore", "--embedded-broker", "127.0.0.1:0"}, io.Discard, &stderr); code != 0 {
 		t.Errorf("exit %d, %q: want a start (and a stop) with the orphan ignored", code, stderr.String())
 	}
 }
@@ -145,7 +148,7 @@ func TestAdoptFlagChecked(t *testing.T) {
 		var stderr syncBuffer
 		// Were the value taken, the bridge would run: it is stopped after a while.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		code := run(ctx, []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", value}, &stderr)
+		code := run(ctx, []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", value}, io.Discard, &stderr)
 		cancel()
 		if code != 2 || stderr.String() != want+"\n" {
 			t.Errorf("%s: exit %d, %q; want 2, %q", value, code, stderr.String(), want)
@@ -154,7 +157,7 @@ func TestAdoptFlagChecked(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // a bridge that starts stops at once
 	var stderr syncBuffer
-	if code := run(ctx, []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", "HTTP://127.0.0.1:8/", "--embedded-broker", "127.0.0.1:0"}, &stderr); code != 0 {
+	if code := run(ctx, []string{"--config.file", cfgFile, "--adopt-orphaned-outbox", "HTTP://127.0.0.1:8/", "--embedded-broker", "127.0.0.1:0"}, io.Discard, &stderr); code != 0 {
 		t.Errorf("a configured URL in another spelling: exit %d, %q", code, stderr.String())
 	}
 }
@@ -173,11 +176,13 @@ func TestSecondBridgeExits1(t *testing.T) {
 	defer cancel()
 	var stderr1 syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"--config.file", cfg1, "--embedded-broker", addr}, &stderr1) }()
+	go func() {
+		done <- run(ctx, []string{"--config.file", cfg1, "--embedded-broker", addr}, io.Discard, &stderr1)
+	}()
 	on := waitOnline(t, addr)
 
 	var stderr2 syncBuffer
-	if code := run(context.Background(), []string{"--config.file", cfg2}, &stderr2); code != 1 ||
+	if code := run(context.Background(), []string{"--config.file", cfg2}, io.Discard, &stderr2); code != 1 ||
 		!strings.Contains(stderr2.String(), on.Instance) || !strings.Contains(stderr2.String(), `same client_id "box"`) {
 		t.Errorf("the second bridge: exit %d, stderr %q; want 1 naming %s and the client id", code, stderr2.String(), on.Instance)
 	}

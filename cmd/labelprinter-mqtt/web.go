@@ -7,10 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime"
-	"runtime/debug"
 	"time"
 
+	"github.com/labelprinter/go-labelprinter/internal/buildinfo"
 	"github.com/labelprinter/go-labelprinter/mqttbridge"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -27,7 +26,7 @@ import (
 // returns, so an address in use is said at start.
 func startWeb(addr string, b *mqttbridge.Bridge, log *slog.Logger) (stop func(), err error) {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(b.Collector(), buildInfo(),
+	reg.MustRegister(b.Collector(), buildinfo.Get().Collector("labelprinter_mqtt"),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(reg,
@@ -67,27 +66,4 @@ func startWeb(addr string, b *mqttbridge.Bridge, log *slog.Logger) (stop func(),
 		}
 		<-done
 	}, nil
-}
-
-// buildInfo is labelprinter_mqtt_build_info: 1, labelled with the module's version, the
-// commit it was built from (when the build recorded one) and the Go version.
-func buildInfo() prometheus.Collector {
-	version, revision := "(devel)", ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				revision = s.Value
-			}
-		}
-	}
-	g := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name:        "labelprinter_mqtt_build_info",
-		Help:        "1, labelled with the version of labelprinter-mqtt, the commit it was built from and the Go version.",
-		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()},
-	})
-	g.Set(1)
-	return g
 }

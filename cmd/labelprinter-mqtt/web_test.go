@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func TestWebListenAddress(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"--config.file", cfg, "--embedded-broker", addr, "--web.listen-address", "127.0.0.1:0"}, &stderr)
+		done <- run(ctx, []string{"--config.file", cfg, "--embedded-broker", addr, "--web.listen-address", "127.0.0.1:0"}, io.Discard, &stderr)
 	}()
 	listening := regexp.MustCompile(`serving /metrics, /healthz and /readyz" addr=(\S+)`)
 	var base string
@@ -97,7 +98,7 @@ func TestWebListenAddress(t *testing.T) {
 
 	sendCommand(t, addr, "labelprinter/line1/cmd/printJob", `{"id":"web-1","job":{"labelData":{"objs":[]},"description":"web-1"}}`)
 	want := []string{
-		`labelprinter_mqtt_build_info{goversion="go`,
+		`labelprinter_mqtt_build_info{branch="",goarch="` + runtime.GOARCH + `",goos="` + runtime.GOOS + `",goversion="` + runtime.Version() + `",revision="`,
 		`labelprinter_mqtt_active 1`,
 		`labelprinter_mqtt_broker_connected 1`,
 		`labelprinter_mqtt_command_results_total{command="printJob",state="queued"} 1`,
@@ -241,7 +242,7 @@ func TestWebAddressInUse(t *testing.T) {
 	cfg := filepath.Join(dir, "bridge.yml")
 	_ = os.WriteFile(cfg, []byte("broker: {url: \"mqtt://127.0.0.1:1\", client_id: c}\nstate_dir: state\nprinters: [{name: line1, url: \"http://127.0.0.1:1\", printer: line1}]\n"), 0o600)
 	var stderr syncBuffer
-	if code := run(context.Background(), []string{"--config.file", cfg, "--web.listen-address", ln.Addr().String()}, &stderr); code != 1 ||
+	if code := run(context.Background(), []string{"--config.file", cfg, "--web.listen-address", ln.Addr().String()}, io.Discard, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), "labelprinter-mqtt: --web.listen-address: listen tcp "+ln.Addr().String()) {
 		t.Errorf("exit %d, %q; want 1 naming --web.listen-address", code, stderr.String())
 	}

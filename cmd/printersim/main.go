@@ -7,7 +7,8 @@
 //	curl http://127.0.0.1:8631/api/v3/printers/line1/printCounters
 //
 // Its flags and defaults (printer line1 at 127.0.0.1:8631) are those of labelctl sim: both
-// register printersim.Flags. -token is kept as the older name of -require-token.
+// register printersim.Flags. -token is kept as the older name of -require-token. -version prints
+// the version, commit, build date, Go version and licence, and exits.
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/labelprinter/go-labelprinter/internal/buildinfo"
 	"github.com/labelprinter/go-labelprinter/printersim"
 	"github.com/labelprinter/go-labelprinter/printersim/pictures"
 )
@@ -43,8 +45,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f printersim.Flags
 	f.Register(fs)
 	fs.StringVar(&f.Token, "token", "", "older name of -require-token")
+	showVersion := buildinfo.VersionFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprint(stdout, buildinfo.Get().Print("printersim"))
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "printersim: takes no arguments, got %q\n", fs.Args())

@@ -1,5 +1,3 @@
-// Package buildinfo says what a build of the module is: the licence every command reports
-// beside its version.
 package buildinfo
 
 // License is the SPDX identifier of the licence the module is released under (LICENSE at the
