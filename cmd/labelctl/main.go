@@ -130,7 +130,7 @@ func (a *app) rootCommand() *cobra.Command {
 
 	root.AddCommand(a.labelsCommand(), a.imagesCommand(), a.tablesCommand(), a.printCommand(),
 		a.countersCommand(), a.historyCommand(), a.statusCommand(), a.simCommand(), a.watchCommand(), a.outboxCommand(),
-		versionCommand(root.Annotations["buildinfo"]))
+		a.sparkplugCommand(), versionCommand(root.Annotations["buildinfo"]))
 	// cobra adds these while executing; adding them now lets requireSubcommand reach them. The
 	// completion commands keep the output stream they are created with, so it is set first.
 	root.SetIn(a.stdin)

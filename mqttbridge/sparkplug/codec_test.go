@@ -330,3 +330,28 @@ func TestDataTypeNames(t *testing.T) {
 		t.Error(DataType(99).String())
 	}
 }
+
+func TestJSON(t *testing.T) {
+	p := &Payload{Timestamp: 1, HasSeq: true, Seq: 0, Metrics: []Metric{
+		{Name: "b", Datatype: Boolean, Value: false},
+		{HasAlias: true, Alias: 0, Datatype: UInt64, Value: uint64(math.MaxUint64)},
+		{Name: "f", Datatype: Float, Value: float32(math.NaN()), Properties: &PropertySet{Keys: []string{"Quality"}, Values: []PropertyValue{{Type: Int32, Value: int64(500)}}}},
+		{Name: "d", Datatype: Double, Value: 0.1},
+		{Name: "n", Datatype: String, IsNull: true},
+		{Name: "ds", Datatype: DataSetType, Value: &DataSet{NumOfColumns: 2, Columns: []string{"id", "n"}, Types: []DataType{String, Int64}, Rows: [][]any{{"a", int64(-1)}}}},
+		{Name: "raw", Value: []byte("hi")},
+	}}
+	b, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"timestamp":1,"seq":0,"metrics":[{"name":"b","datatype":"Boolean","value":false},` +
+		`{"alias":0,"datatype":"UInt64","value":18446744073709551615},` +
+		`{"name":"f","datatype":"Float","properties":[{"key":"Quality","type":"Int32","value":500}],"value":"NaN"},` +
+		`{"name":"d","datatype":"Double","value":0.1},{"name":"n","datatype":"String","is_null":true},` +
+		`{"name":"ds","datatype":"DataSet","value":{"num_of_columns":2,"columns":["id","n"],"types":["String","Int64"],"rows":[["a",-1]]}},` +
+		`{"name":"raw","value":"aGk="}]}`
+	if string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+}

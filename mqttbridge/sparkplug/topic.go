@@ -26,8 +26,12 @@ const (
 // spBv1.0/STATE/<host> for a Primary Host's state, where MessageType is STATE and only HostID
 // is set.
 type Topic struct {
-	Namespace, GroupID, MessageType, EdgeNodeID, DeviceID string
-	HostID                                                string
+	Namespace   string `json:"namespace"`
+	GroupID     string `json:"group_id,omitempty"`
+	MessageType string `json:"message_type"`
+	EdgeNodeID  string `json:"edge_node_id,omitempty"`
+	DeviceID    string `json:"device_id,omitempty"`
+	HostID      string `json:"host_id,omitempty"`
 }
 
 // ParseTopic parses s, failing with what is wrong: another namespace, an unknown message
