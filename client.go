@@ -13,11 +13,13 @@ import (
 	retryablehttp "github.com/hashicorp/go-retryablehttp"
 )
 
-// Version is the SDK's version, sent in the User-Agent header.
+// Version is the version the SDK was first published as.
+//
+// Deprecated: the User-Agent names the version of this module the program was built with, from
+// its build information (see [WithUserAgent]); Version is no longer updated.
 const Version = "0.1.0"
 
 const (
-	defaultUserAgent        = "go-labelprinter/" + Version
 	defaultMaxResponseBytes = 64 << 20
 	defaultPollInterval     = 200 * time.Millisecond
 	apiPrefix               = "/api/v3"
@@ -106,9 +108,9 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		headers:          o.headers,
 		protoMajor:       new(atomic.Int32),
 	}
-	ua := defaultUserAgent
+	ua := "go-labelprinter/" + moduleVersion()
 	if o.userAgent != "" {
-		ua = o.userAgent + " " + defaultUserAgent
+		ua = o.userAgent + " " + ua
 	}
 	c.userAgent = []string{ua}
 

@@ -163,7 +163,10 @@ func WithRedactedValuesFunc(values func() []string) Option {
 }
 
 // WithUserAgent puts ua in front of the SDK's own User-Agent, so the printer's logs still show
-// the SDK version.
+// the SDK version. The SDK's own is go-labelprinter/ and the version of this module the program
+// was built with, as its build information holds it: v0.9.7 in a program that requires v0.9.7,
+// a pseudo-version or "devel" in a build from a clone of the module, "unknown" in a program
+// built without module support.
 func WithUserAgent(ua string) Option {
 	return func(o *clientOptions) error {
 		if strings.TrimSpace(ua) == "" || !validHeaderValue(ua) {
