@@ -140,6 +140,9 @@ type controller struct {
 
 	mu     sync.Mutex
 	status *labelprinter.PrinterStatus // nil while /status does not answer
+	// statusClass and statusReason say why the last /status read failed (readerror.go);
+	// empty once it answers.
+	statusClass, statusReason string
 }
 
 // printer is one printer and its last published state.

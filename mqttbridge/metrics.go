@@ -77,9 +77,9 @@ var (
 	descLeaseAge = prometheus.NewDesc("labelprinter_mqtt_lease_renewal_age_seconds",
 		"One of a pair of bridges holding the lease: seconds since its last renewal that came back in time was sent (renewed every quarter of lease_ttl; the bridge leaves the broker at four fifths).", nil, nil)
 	descReachable = prometheus.NewDesc("labelprinter_mqtt_printer_reachable",
-		"1 while the printer's counters can be read, else 0 (the status's reachable).", []string{"printer"}, nil)
+		"1 while the printer's counters and its controller's /status can be read, else 0 (the status's reachable).", []string{"printer"}, nil)
 	descReadError = prometheus.NewDesc("labelprinter_mqtt_printer_read_error",
-		"1 for the class of the error of the printer's last counters read (none: it succeeded): not_found, unauthorized, forbidden, connection_refused, tls, timeout, dns, http_status, bad_response, other.",
+		"1 for the class of the error of the printer's last counters read, or else of its controller's last /status read (none: both succeeded): not_found, unauthorized, forbidden, connection_refused, tls, timeout, dns, http_status, bad_response, other.",
 		[]string{"printer", "class"}, nil)
 )
 
@@ -121,7 +121,8 @@ func (c bridgeCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, ctl := range b.ctls {
 		for _, p := range ctl.printers {
 			p.mu.Lock()
-			read, reachable, class := p.read, p.reachable, p.errClass
+			read := p.read
+			reachable, class, _, _ := p.readState()
 			p.mu.Unlock()
 			if read {
 				if reachable {

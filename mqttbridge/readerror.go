@@ -12,9 +12,9 @@ import (
 	labelprinter "github.com/labelprinter/go-labelprinter"
 )
 
-// This file holds why a printer cannot be read: the class of a failed counters read (a
-// metric's label value), the reason P/status carries, and the warning logged once per change
-// of class.
+// This file holds why a printer cannot be read: the class of a failed counters or /status
+// read (a metric's label value), the reason P/status carries, and the warning logged once per
+// change of class.
 
 // readError classifies err, a failed read of p's counters: class is one of a fixed few words,
 // reason says what to check, in the configuration's words. The SDK's errors carry no
@@ -71,4 +71,61 @@ func (b *Bridge) readFailed(p *printer, err error) {
 	} else {
 		b.log.Debug("reading counters failed", "printer", p.name, "err", err)
 	}
+}
+
+// statusError classifies err, a failed read of ctl's /status, as readError does a counters
+// read; the reason says that it is the controller's /status that failed, naming the first of
+// its printers in the configuration.
+func statusError(ctl *controller, err error) (class, reason string) {
+	p := ctl.printers[0]
+	if errors.Is(err, labelprinter.ErrNotFound) {
+		class, reason = "not_found", fmt.Sprintf("the controller has no /status (404): check printers[%d].url", p.index)
+	} else {
+		class, reason = readError(p, err)
+	}
+	return class, "the controller's status cannot be read (GET /status): " + reason
+}
+
+// statusFailed records a failed /status read of ctl: its printers' status then says
+// reachable:false with the reason; a new class is logged at warn once, as readFailed does.
+func (b *Bridge) statusFailed(ctl *controller, err error) {
+	class, reason := statusError(ctl, err)
+	ctl.mu.Lock()
+	changed := class != ctl.statusClass
+	ctl.status, ctl.statusClass, ctl.statusReason = nil, class, reason
+	ctl.mu.Unlock()
+	if changed {
+		b.log.Warn("cannot read the controller's status", "printer", ctl.printers[0].name, "class", class, "reason", reason)
+	} else {
+		b.log.Debug("reading the status failed", "printer", ctl.printers[0].name, "err", err)
+	}
+}
+
+// statusRead records a /status answer of ctl.
+func (b *Bridge) statusRead(ctl *controller, st *labelprinter.PrinterStatus) {
+	ctl.mu.Lock()
+	was := ctl.statusClass
+	ctl.status, ctl.statusClass, ctl.statusReason = st, "", ""
+	ctl.mu.Unlock()
+	if was != "" {
+		b.log.Info("the controller's status can be read again", "printer", ctl.printers[0].name, "was", was)
+	}
+}
+
+// readState is what P/status and the metrics say of p's reads: reachable while both its
+// counters and its controller's /status read, else the class and the reason of the failure
+// (the counters' first). A /status not read yet leaves the counters' read alone to say. st is
+// the controller's last status, nil while /status does not answer. The caller holds p.mu;
+// ctl.mu is taken inside it, never the other way round.
+func (p *printer) readState() (reachable bool, class, reason string, st *labelprinter.PrinterStatus) {
+	p.ctl.mu.Lock()
+	st, sClass, sReason := p.ctl.status, p.ctl.statusClass, p.ctl.statusReason
+	p.ctl.mu.Unlock()
+	switch {
+	case !p.reachable:
+		return false, p.errClass, p.errReason, st
+	case st == nil && sClass != "":
+		return false, sClass, sReason, st
+	}
+	return true, "", "", st
 }

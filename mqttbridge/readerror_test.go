@@ -5,9 +5,11 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,4 +153,94 @@ func labels(m *dto.Metric) map[string]string {
 		l[p.GetName()] = p.GetValue()
 	}
 	return l
+}
+
+// TestStatusReadFails: a controller whose /status fails while the printer's counters read
+// makes the printer's P/status say reachable:false with a reason naming the failed read, and
+// the metrics say so; a /status answering 500 and one that hangs are each warned about once,
+// and the printer is reachable again, with its state, once /status answers.
+func TestStatusReadFails(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason, class string
+	}{
+		{"500", "the controller's status cannot be read (GET /status): the controller answered 500", "http_status"},
+		{"hang", "the controller's status cannot be read (GET /status): no answer in time", "timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var failing atomic.Bool
+			failing.Store(true)
+			released := make(chan struct{})
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := printersim.Serve(ln, printersim.New(printersim.WithPrinters("line1")), func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Path != "/api/v3/status" || !failing.Load() {
+						next.ServeHTTP(w, r)
+						return
+					}
+					if tc.name == "hang" {
+						select {
+						case <-r.Context().Done():
+						case <-released:
+						}
+						return
+					}
+					http.Error(w, `{"message":"status unavailable"}`, http.StatusInternalServerError)
+				})
+			})
+			defer srv.Close()
+			defer close(released)
+
+			bk := newEmbedded(t)
+			w := watch(t, bk.URL(), prefix+"/#")
+			cfg := Config{Broker: BrokerConfig{URL: bk.URL(), ClientID: "bridge-status-" + tc.name}, StateDir: t.TempDir(),
+				PollInterval: 20 * time.Millisecond, Printers: []PrinterConfig{{Name: "line1", URL: srv.URL, Printer: "line1"}}}
+			logs := &testkit.SyncBuffer{}
+			b, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(b.Collector())
+			r := runBridge(t, b)
+
+			type payload struct {
+				Reachable bool   `json:"reachable"`
+				Reason    string `json:"reason"`
+				State     string `json:"state"`
+			}
+			status := func() payload {
+				var s payload
+				if m := w.last(printerTopic(prefix, "line1", topicStatus)); m != nil {
+					_ = json.Unmarshal(m.Payload, &s)
+				}
+				return s
+			}
+			eventually(t, "line1's counters", func() bool { return w.last(printerTopic(prefix, "line1", topicCounters)) != nil })
+			eventually(t, "line1's status naming the failed /status read", func() bool {
+				s := status()
+				return !s.Reachable && strings.Contains(s.Reason, tc.reason)
+			})
+			if s := status(); s.State != "" {
+				t.Errorf("state %q without a /status answer", s.State)
+			}
+			checkMetrics(t, reg, map[string]string{"line1": tc.class})
+
+			failing.Store(false)
+			eventually(t, "line1 reachable again with its state", func() bool {
+				s := status()
+				return s.Reachable && s.Reason == "" && s.State != ""
+			})
+			checkMetrics(t, reg, map[string]string{"line1": "none"})
+			r.stop(t)
+			if n := strings.Count(logs.String(), `msg="cannot read the controller's status"`); n != 1 {
+				t.Errorf("warned %d times about /status, want 1:\n%s", n, logs)
+			}
+			if n := strings.Count(logs.String(), `msg="the controller's status can be read again"`); n != 1 {
+				t.Errorf("said /status can be read again %d times, want 1:\n%s", n, logs)
+			}
+		})
+	}
 }

@@ -8,7 +8,8 @@ import (
 	labelprinter "github.com/labelprinter/go-labelprinter"
 )
 
-// statusPayload is P/status: reachable always; the status fields while /status answers.
+// statusPayload is P/status: reachable always (the printer's counters and the controller's
+// /status both read); the status fields while /status answers.
 type statusPayload struct {
 	Reachable bool `json:"reachable"`
 	// Reason says why the printer cannot be read, while it cannot.
@@ -58,30 +59,34 @@ func (b *Bridge) watchCounters(ctx context.Context, p *printer) {
 	}
 }
 
-// watchStatus reads the controller's /status until ctx ends; while it fails, the printers'
-// status carries reachable alone.
+// statusReadTimeout bounds one read of a controller's /status, retries included: a /status
+// that hangs makes the printers unreachable, with the reason, rather than leaving their last
+// status standing. It is ten polls, but never below minStatusReadTimeout, so that a loaded
+// controller is not called unreachable for answering in a second.
+func statusReadTimeout(poll time.Duration) time.Duration {
+	return max(10*poll, minStatusReadTimeout)
+}
+
+const minStatusReadTimeout = 2 * time.Second
+
+// watchStatus reads the controller's /status until ctx ends, one read per poll, each bounded
+// by statusReadTimeout. While it fails, the printers' status carries no status fields, says
+// reachable:false and names the failed read in its reason.
 func (b *Bridge) watchStatus(ctx context.Context, ctl *controller) {
-	opts := &labelprinter.WatchOptions{Interval: b.cfg.PollInterval}
 	failures := 0
 	for ctx.Err() == nil {
-		for ch, err := range ctl.client.Printers.WatchStatus(ctx, opts) {
-			if err != nil {
-				ctl.mu.Lock()
-				ctl.status = nil
-				ctl.mu.Unlock()
-				failures++
-				break
-			}
-			failures = 0
-			ctl.mu.Lock()
-			ctl.status = ch.Status
-			ctl.mu.Unlock()
-			for _, p := range ctl.printers {
-				b.publishStatus(p)
-			}
-		}
+		rctx, cancel := context.WithTimeout(ctx, statusReadTimeout(b.cfg.PollInterval))
+		st, err := ctl.client.Printers.Status(rctx)
+		cancel()
 		if ctx.Err() != nil {
 			return
+		}
+		if err != nil {
+			failures++
+			b.statusFailed(ctl, err)
+		} else {
+			failures = 0
+			b.statusRead(ctl, st)
 		}
 		for _, p := range ctl.printers {
 			b.publishStatus(p)
@@ -136,18 +141,13 @@ func (b *Bridge) setCounters(p *printer, c *labelprinter.PrintCounters) {
 
 // publishStatus publishes p's status if it differs from the last one published.
 func (b *Bridge) publishStatus(p *printer) {
-	p.ctl.mu.Lock()
-	st := p.ctl.status
-	p.ctl.mu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.read {
 		return
 	}
-	sp := statusPayload{Reachable: p.reachable}
-	if !p.reachable {
-		sp.Reason = p.errReason
-	}
+	reachable, _, reason, st := p.readState()
+	sp := statusPayload{Reachable: reachable, Reason: reason}
 	if st != nil {
 		sp.statusFields = &statusFields{State: st.State, Printable: st.State.Printable(), RAGStatus: st.RAGStatus,
 			Errors: nonNil(st.Errors), Ink: nonNil(st.Ink)}
