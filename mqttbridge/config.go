@@ -41,6 +41,9 @@ type Config struct {
 	PollInterval time.Duration `yaml:"poll_interval"`
 	// Limits caps what one command may hold (LimitsConfig).
 	Limits LimitsConfig `yaml:"limits"`
+	// Sparkplug, when set, runs a Sparkplug B edge node beside the bridge's own topics (off
+	// without it).
+	Sparkplug *SparkplugConfig `yaml:"sparkplug"`
 	// Printers are the printers put on the broker ("printers" in the file, which
 	// ParseConfig reads one by one).
 	Printers []PrinterConfig `yaml:"-"`
@@ -214,6 +217,11 @@ func (c *Config) Validate() error {
 	if err := c.Limits.validate(); err != nil {
 		return err
 	}
+	if c.Sparkplug != nil {
+		if err := c.Sparkplug.validate(c.Broker.ClientID); err != nil {
+			return err
+		}
+	}
 	if len(c.Printers) == 0 {
 		return fieldErr("printers", "at least one printer is needed")
 	}
@@ -273,19 +281,9 @@ func (c *Config) Validate() error {
 
 func (b *BrokerConfig) validate() error {
 	if b.URL != "" {
-		u, err := url.Parse(b.URL)
-		hint, noScheme := schemeHint(b.URL, "mqtt", "mqtts", "ws", "wss")
-		switch {
-		case noScheme:
-			return fieldErr("broker.url", "%s", hint)
-		case err != nil:
-			return fieldErr("broker.url", "not a URL")
-		case u.Scheme != "mqtt" && u.Scheme != "mqtts" && u.Scheme != "ws" && u.Scheme != "wss":
-			return fieldErr("broker.url", "scheme must be mqtt, mqtts, ws or wss")
-		case u.Host == "":
-			return fieldErr("broker.url", "no host")
-		case u.User != nil:
-			return fieldErr("broker.url", "credentials in the URL are refused; use username and password_file")
+		u, err := checkBrokerURL("broker.url", b.URL)
+		if err != nil {
+			return err
 		}
 		if b.TLSConfig != nil && (u.Scheme == "mqtt" || u.Scheme == "ws") {
 			return fieldErr("broker.tls_config", "set, but broker.url is %s:// (no TLS)", u.Scheme)
@@ -319,6 +317,26 @@ func (b *BrokerConfig) validate() error {
 		}
 	}
 	return nil
+}
+
+// checkBrokerURL checks a broker's URL, the setting field: mqtt://, mqtts://, ws:// or wss://
+// with a host and no credentials.
+func checkBrokerURL(field, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	hint, noScheme := schemeHint(raw, "mqtt", "mqtts", "ws", "wss")
+	switch {
+	case noScheme:
+		return nil, fieldErr(field, "%s", hint)
+	case err != nil:
+		return nil, fieldErr(field, "not a URL")
+	case u.Scheme != "mqtt" && u.Scheme != "mqtts" && u.Scheme != "ws" && u.Scheme != "wss":
+		return nil, fieldErr(field, "scheme must be mqtt, mqtts, ws or wss")
+	case u.Host == "":
+		return nil, fieldErr(field, "no host")
+	case u.User != nil:
+		return nil, fieldErr(field, "credentials in the URL are refused; use broker.username and broker.password_file")
+	}
+	return u, nil
 }
 
 // readPassword reads the broker's password file by the module's one rule (secretfile.Read),
