@@ -111,6 +111,8 @@ type Bridge struct {
 	reps *reports
 	// met is what Collector and Health report (metrics.go).
 	met *metrics
+	// spb is the Sparkplug edge node; nil without a sparkplug block.
+	spb *spbNode
 }
 
 // entryKey names an outbox entry: ids are unique per controller's outbox.
@@ -122,10 +124,12 @@ type entryKey struct {
 // waiter is a command being enqueued, waiting for its queued result to reach the broker.
 type waiter struct{ done chan struct{} }
 
-// reply is where a command's results go besides P/result: its MQTT 5 Response Topic.
+// reply is where a command's results go besides P/result: its MQTT 5 Response Topic, and the
+// Command/LastResult of the Sparkplug device it came to.
 type reply struct {
 	topic string
 	corr  []byte
+	spb   *printer
 }
 
 // controller is one controller URL: one client, one outbox file, one status watch.
@@ -159,6 +163,8 @@ type printer struct {
 	statusKey string // the last status payload without its time
 	statusMsg []byte
 	countMsg  []byte
+	// counters is the last read of its counters; nil before one succeeded.
+	counters *labelprinter.PrintCounters
 	// errClass and errReason say why the last counters read failed (readerror.go); empty
 	// once one succeeds.
 	errClass, errReason string
@@ -183,6 +189,10 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		}
 	}
 	cfg.Printers = append([]PrinterConfig(nil), cfg.Printers...)
+	if cfg.Sparkplug != nil {
+		s := *cfg.Sparkplug
+		cfg.Sparkplug = &s
+	}
 	// The spellings as written name the files of versions that did not normalise URLs.
 	var rawURLs []string
 	for _, p := range cfg.Printers {
@@ -261,6 +271,13 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		ctl.byRemote[pc.Printer] = p
 		b.printers[pc.Name] = p
 	}
+	if cfg.Sparkplug != nil {
+		var ps []*printer
+		for _, pc := range cfg.Printers {
+			ps = append(ps, b.printers[pc.Name])
+		}
+		b.spb = newSpbNode(b, *cfg.Sparkplug, ps)
+	}
 	if cfg.pairMode() {
 		if o.orphans.Ignore || o.orphans.AdoptInto != "" {
 			b.closeOutboxes()
@@ -272,6 +289,9 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 			return nil, err
 		}
 		b.instance = b.pair.owner // one name in the lease row and on the broker
+		if b.spb != nil {
+			b.spb.bd = &bdSeqCounter{store: newPgBdSeq(b.pair, cfg.Sparkplug.ClientID)}
+		}
 		return b, nil
 	}
 	var urls []string
@@ -289,6 +309,9 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		} else {
 			b.log.Warn("adopted an outbox no configured printer owned", "file", or.File, "url", or.URL, "into", NormalizeURL(o.orphans.AdoptInto), "pending", or.Pending, "unknown", or.Unknown)
 		}
+	}
+	if b.spb != nil {
+		b.spb.bd = &bdSeqCounter{store: fileBdSeq{path: bdSeqFile(cfg.StateDir, cfg.Sparkplug.ClientID)}}
 	}
 	for _, ctl := range b.ctls {
 		file := StateFile(cfg.StateDir, ctl.url)
@@ -502,6 +525,20 @@ func (b *Bridge) bridge(ctx context.Context) error {
 
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
+	// The Sparkplug node leaves after the last commands' outcomes, or at once when the lease
+	// is lost.
+	nodeCtx, stopNode := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopNode()
+	nodeDone := make(chan struct{})
+	if b.spb != nil {
+		spbURL := serverURL
+		if b.spb.cfg.BrokerURL != "" {
+			spbURL, _ = url.Parse(b.spb.cfg.BrokerURL) // Validate checked it
+		}
+		go func() { defer close(nodeDone); b.spb.run(nodeCtx, ctx, spbURL) }()
+	} else {
+		close(nodeDone)
+	}
 	var workers sync.WaitGroup
 	for _, ctl := range b.ctls {
 		workers.Add(2)
@@ -523,6 +560,8 @@ func (b *Bridge) bridge(ctx context.Context) error {
 		// Off the broker at once, before the lease can have run out: the commands taken
 		// and not acknowledged go to the next bridge, which finds them in the shared outbox.
 		_ = cm.Disconnect(context.WithoutCancel(ctx))
+		stopNode()
+		<-nodeDone
 	}
 	// Waits for the commands being handled; later ones see stopping and are left alone.
 	b.mu.Lock()
@@ -552,6 +591,8 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	b.ackers.Wait()
 	b.aborts.Wait()
 	b.workers.Wait() // each sees stopped once its printer's abortPrint is answered
+	stopNode()
+	<-nodeDone
 	stopRun()
 	for _, ctl := range b.ctls {
 		// Close lets a print job in flight settle (sent, or unknown) before it returns.

@@ -23,6 +23,9 @@ type heldCommand struct {
 	ctx context.Context
 	cl  *paho.Client // the connection it came on: its Done is closed once that is gone
 	pb  *paho.Publish
+	// origin is where its results go besides P/result: a Sparkplug command's device
+	// (sparkplugcommands.go); empty for the bridge's own topics.
+	origin reply
 }
 
 // commandPrinter is the printer a command's topic names, or nil (its command is answered
@@ -82,7 +85,7 @@ func (b *Bridge) work(p *printer) {
 		select {
 		case <-c.cl.Done():
 		default:
-			b.execute(c.ctx, c.cl, c.pb)
+			b.execute(c.ctx, c.cl, c.pb, c.origin)
 		}
 		b.executing.Done()
 	}

@@ -72,6 +72,22 @@
 // refuses to connect, unless that one is of its own pair, and Run returns
 // [ErrAnotherBridgeOnline].
 //
+// # Sparkplug B
+//
+// With a Config.Sparkplug block the bridge is also a Sparkplug B edge node (group_id,
+// edge_node_id; each printer a device by its name), on a connection of its own (client id
+// "<broker.client_id>-spb" unless sparkplug.client_id says otherwise) with Clean Start, a
+// Session Expiry of 0 and an NDEATH Will carrying bdSeq, which is one more at every CONNECT
+// across restarts (kept in state_dir, or for a pair in PostgreSQL; only the lease holder runs
+// the node). NBIRTH has seq 0, then a DBIRTH per printer; every message after counts seq up by
+// one (mod 256). A printer's metrics change by exception in DDATA; a printer that stops
+// answering gets a DDEATH, and a DBIRTH when it is back. A Primary Host's STATE is honoured
+// when sparkplug.primary_host_id is set. A host writes the printer's Command/* metrics (String
+// JSON, as on the bridge's own command topics) in a DCMD: each goes through the same queue,
+// outbox and ledger as the bridge's own commands, so the same id again prints nothing and is
+// answered duplicate, and a command without an id is refused; outcomes are Command/LastResult,
+// and the last 100 Command/Results in the DBIRTH.
+//
 // # Monitoring
 //
 // [Bridge.Collector] gives the bridge's Prometheus metrics (results by command and state,

@@ -33,9 +33,9 @@ func (b *Bridge) taking() bool {
 
 // execute handles pb, which came on cl's connection, and acknowledges it once its first result
 // is with the broker. Its printer's worker runs it (commandorder.go).
-func (b *Bridge) execute(ctx context.Context, cl *paho.Client, pb *paho.Publish) {
+func (b *Bridge) execute(ctx context.Context, cl *paho.Client, pb *paho.Publish, origin reply) {
 	kind := b.crashKind(pb)
-	done := b.handle(ctx, pb)
+	done := b.handle(ctx, pb, origin)
 	if done == nil {
 		return
 	}
@@ -63,27 +63,28 @@ func (b *Bridge) ack(cl *paho.Client, pb *paho.Publish) {
 // handle executes one command and returns a channel closed once the command may be
 // acknowledged: when its first result (queued, duplicate, invalid; done or failed for the
 // others) is with the broker. nil leaves the command unacknowledged, to be delivered again.
-func (b *Bridge) handle(ctx context.Context, pb *paho.Publish) chan struct{} {
+// origin is where its results go besides P/result (a Sparkplug device's Command/LastResult).
+func (b *Bridge) handle(ctx context.Context, pb *paho.Publish, origin reply) chan struct{} {
 	segment, name, ok := parseCommandTopic(b.cfg.TopicPrefix, pb.Topic)
 	if !ok {
 		return closed() // not a command topic: nothing to do
 	}
-	var rep reply
+	rep := origin
 	resultTopic := commandResultTopic(b.cfg.TopicPrefix, segment)
 	replyOK, capErr := b.cfg.Limits.checkCaps(pb)
 	if !replyOK {
 		// Over the cap on its Response Topic or Correlation Data: answered on P/result alone.
 		cmd, _ := parseCommand(name, pb.Payload)
 		b.log.Info("command refused", "topic", pb.Topic, "err", capErr)
-		return b.result(resultTopic, reply{}, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: capErr.Error()})
+		return b.result(resultTopic, reply{spb: origin.spb}, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: capErr.Error()})
 	}
 	if pb.Properties != nil && pb.Properties.ResponseTopic != "" {
-		rep = reply{topic: pb.Properties.ResponseTopic, corr: pb.Properties.CorrelationData}
+		rep = reply{topic: pb.Properties.ResponseTopic, corr: pb.Properties.CorrelationData, spb: origin.spb}
 		// A caller cannot steer the bridge's output: such a command is refused on P/result.
 		if err := checkResponseTopic(b.cfg.TopicPrefix, rep.topic); err != nil {
 			cmd, _ := parseCommand(name, pb.Payload)
 			b.log.Info("command refused", "topic", pb.Topic, "err", err)
-			return b.result(resultTopic, reply{}, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: invalidf("%v; nothing was done", err).Error()})
+			return b.result(resultTopic, reply{spb: origin.spb}, Result{ID: cmd.id, Command: clip(name), State: StateInvalid, Error: invalidf("%v; nothing was done", err).Error()})
 		}
 	}
 	cmd, err := parseCommand(name, pb.Payload)
@@ -167,7 +168,7 @@ func (b *Bridge) enqueueOnce(ctx context.Context, p *printer, cmd command, rep r
 	w := &waiter{done: make(chan struct{})}
 	b.mu.Lock()
 	b.waiting[key] = w
-	if rep.topic != "" {
+	if rep.topic != "" || rep.spb != nil {
 		b.replies[key] = rep
 	}
 	b.mu.Unlock()
@@ -230,6 +231,9 @@ func (b *Bridge) publishResult(topic string, rep reply, r Result, sent func()) c
 	done := make(chan struct{})
 	payload := r.encode()
 	b.met.result(r)
+	if rep.spb != nil && b.spb != nil {
+		b.spb.result(rep.spb, payload, r)
+	}
 	if rep.topic != "" {
 		b.pub.push(&message{topic: topic, payload: payload, sent: sent})
 		b.pub.push(&message{topic: rep.topic, payload: payload, corr: rep.corr, done: done})

@@ -137,7 +137,7 @@ func TestPacketIDReusedForANewResend(t *testing.T) {
 		t.Helper()
 		pb := paho.PublishFromPacketPublish(&packets.Publish{Properties: &packets.Properties{}, PacketID: pid, QoS: 1,
 			Duplicate: dup, Topic: cmdTopic("line1", cmdResend), Payload: []byte(payload)})
-		done := b.handle(context.Background(), pb) // one command at a time: this test's own
+		done := b.handle(context.Background(), pb, reply{}) // one command at a time: this test's own
 
 		if done == nil {
 			t.Fatal("the command was left with the broker")

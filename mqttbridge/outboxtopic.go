@@ -182,6 +182,12 @@ func (b *Bridge) outboxChanged(ctl *controller, e outbox.Entry) {
 	ctl.view.mu.Unlock()
 	if p := ctl.byRemote[e.Printer]; p != nil {
 		b.publishOutbox(p)
+		if b.spb != nil {
+			if e.State == outbox.Sent {
+				b.spb.jobSent(p, e)
+			}
+			b.spb.changed(p)
+		}
 	}
 }
 

@@ -128,12 +128,17 @@ func (b *Bridge) setCounters(p *printer, c *labelprinter.PrintCounters) {
 		p.errClass, p.errReason = "", ""
 	}
 	if c != nil {
+		cc := *c
+		p.counters = &cc
 		msg, _ := json.Marshal(countersPayload{Triggers: c.Triggers, TriggerBounces: c.TriggerBounces,
 			PrintedLabels: c.PrintedLabels, Time: time.Now().UTC()})
 		p.countMsg = msg
 		b.pub.push(&message{topic: p.topic(topicCounters), payload: msg, retain: true})
 	}
 	p.mu.Unlock()
+	if c != nil && b.spb != nil {
+		b.spb.changed(p)
+	}
 	if changedReach {
 		b.publishStatus(p)
 	}
@@ -157,6 +162,9 @@ func (b *Bridge) publishStatus(p *printer) {
 		return
 	}
 	p.statusKey = string(key)
+	if b.spb != nil {
+		b.spb.changed(p)
+	}
 	sp.Time = time.Now().UTC()
 	p.statusMsg, _ = json.Marshal(sp)
 	b.pub.push(&message{topic: p.topic(topicStatus), payload: p.statusMsg, retain: true})

@@ -1,0 +1,336 @@
+package mqttbridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/labelprinter/go-labelprinter/mqttbridge/sparkplug"
+)
+
+// spbHost is a test's Sparkplug host: it records every message under spBv1.0/<group>/ decoded,
+// and writes commands.
+type spbHost struct {
+	t     testing.TB
+	group string
+	cli   *paho.Client
+	mu    sync.Mutex
+	got   []spbMsg
+}
+
+type spbMsg struct {
+	topic sparkplug.Topic
+	pl    *sparkplug.Payload
+	at    time.Time
+}
+
+func newSpbHost(t testing.TB, brokerURL, group string) *spbHost {
+	t.Helper()
+	h := &spbHost{t: t, group: group}
+	h.cli = dialMQTT(t, brokerURL, fmt.Sprintf("spbhost-%d", time.Now().UnixNano()), func(pr paho.PublishReceived) (bool, error) {
+		tp, err := sparkplug.ParseTopic(pr.Packet.Topic)
+		if err != nil {
+			t.Errorf("topic %q: %v", pr.Packet.Topic, err)
+			return true, nil
+		}
+		if tp.MessageType == "STATE" {
+			return true, nil
+		}
+		pl, err := sparkplug.Unmarshal(pr.Packet.Payload)
+		if err != nil {
+			t.Errorf("payload on %s: %v", pr.Packet.Topic, err)
+			return true, nil
+		}
+		h.mu.Lock()
+		h.got = append(h.got, spbMsg{topic: tp, pl: pl, at: time.Now()})
+		h.mu.Unlock()
+		return true, nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if _, err := h.cli.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: "spBv1.0/" + group + "/#", QoS: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func (h *spbHost) msgs() []spbMsg {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]spbMsg(nil), h.got...)
+}
+
+// count counts the messages of type kind (NBIRTH, DDATA, ...).
+func (h *spbHost) count(kind string) int {
+	n := 0
+	for _, m := range h.msgs() {
+		if m.topic.MessageType == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// lastResults is every Command/LastResult the node published for device, decoded, by name in
+// births and by alias after.
+func (h *spbHost) lastResults(device string) []Result {
+	var out []Result
+	alias := map[uint64]string{}
+	for _, m := range h.msgs() {
+		if m.topic.DeviceID != device {
+			continue
+		}
+		for _, mt := range m.pl.Metrics {
+			name := mt.Name
+			if m.topic.MessageType == "DBIRTH" {
+				alias[mt.Alias] = name
+				continue // the birth repeats the last one
+			}
+			if name == "" {
+				name = alias[mt.Alias]
+			}
+			if name != metricLastResult {
+				continue
+			}
+			var r Result
+			if err := json.Unmarshal([]byte(mt.Value.(string)), &r); err != nil {
+				h.t.Errorf("Command/LastResult is not a result: %q", mt.Value)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (h *spbHost) statesOf(device, id string) []string {
+	var out []string
+	for _, r := range h.lastResults(device) {
+		if r.ID == id {
+			out = append(out, r.State)
+		}
+	}
+	return out
+}
+
+// value is the last value of metric on device, from its births and data.
+func (h *spbHost) value(device, metric string) (v any, stale, ok bool) {
+	alias := map[uint64]string{}
+	for _, m := range h.msgs() {
+		if m.topic.DeviceID != device {
+			continue
+		}
+		for _, mt := range m.pl.Metrics {
+			name := mt.Name
+			if m.topic.MessageType == "DBIRTH" {
+				alias[mt.Alias] = name
+			} else if name == "" {
+				name = alias[mt.Alias]
+			}
+			if name == metric {
+				v, ok = mt.Value, true
+				stale = false
+				if mt.Properties != nil {
+					if q, has := mt.Properties.Get(qualityProperty); has {
+						stale = fmt.Sprint(q.Value) == fmt.Sprint(qualityStale)
+					}
+				}
+			}
+		}
+	}
+	return v, stale, ok
+}
+
+// command writes metric = value on device in a DCMD at QoS 0, as hosts do.
+func (h *spbHost) command(edge, device string, metrics ...sparkplug.Metric) {
+	h.t.Helper()
+	pl := sparkplug.Payload{Timestamp: uint64(time.Now().UnixMilli()), Metrics: metrics}
+	b, err := pl.Marshal()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	topic := "spBv1.0/" + h.group + "/DCMD/" + edge + "/" + device
+	if device == "" {
+		topic = "spBv1.0/" + h.group + "/NCMD/" + edge
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if _, err := h.cli.Publish(ctx, &paho.Publish{Topic: topic, QoS: 0, Payload: b}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func spbCmd(metric string, v any) sparkplug.Metric {
+	s, ok := v.(string)
+	if !ok {
+		b, _ := json.Marshal(v)
+		s = string(b)
+	}
+	return sparkplug.Metric{Name: metric, Datatype: sparkplug.String, Value: s}
+}
+
+// bdSeqOf is the bdSeq metric of an NBIRTH or NDEATH.
+func bdSeqOf(t testing.TB, pl *sparkplug.Payload) int64 {
+	t.Helper()
+	for _, m := range pl.Metrics {
+		if m.Name == "bdSeq" {
+			if m.Datatype != sparkplug.Int64 {
+				t.Errorf("bdSeq is %v, want Int64", m.Datatype)
+			}
+			return m.Value.(int64)
+		}
+	}
+	t.Fatalf("no bdSeq in %+v", pl)
+	return -1
+}
+
+func spbConfig(t testing.TB, brokerURL string, pl *plant, printers ...string) Config {
+	cfg := testConfig(t, brokerURL, pl, printers...)
+	cfg.Sparkplug = &SparkplugConfig{GroupID: "plant1", EdgeNodeID: "bridge1"}
+	return cfg
+}
+
+// checkSeq checks that the node's messages after each NBIRTH count seq up by one (mod 256) from
+// its 0, and that NDEATH carries none.
+func checkSeq(t *testing.T, msgs []spbMsg) {
+	t.Helper()
+	next := -1
+	for i, m := range msgs {
+		switch m.topic.MessageType {
+		case "NDEATH":
+			if m.pl.HasSeq {
+				t.Errorf("message %d: NDEATH with seq %d", i, m.pl.Seq)
+			}
+			continue
+		case "NBIRTH":
+			next = 0
+		case "DCMD", "NCMD":
+			continue
+		}
+		if !m.pl.HasSeq {
+			t.Errorf("message %d (%s): no seq", i, m.topic.MessageType)
+			continue
+		}
+		if next < 0 || int(m.pl.Seq) != next {
+			t.Errorf("message %d (%s %s): seq %d, want %d", i, m.topic.MessageType, m.topic.DeviceID, m.pl.Seq, next)
+		}
+		next = (int(m.pl.Seq) + 1) % 256
+	}
+}
+
+// TestSparkplugLifecycle: NBIRTH (seq 0, bdSeq as the Will's, Rebirth false without an alias,
+// the software) then a DBIRTH per printer declaring every metric with an alias, each command
+// empty; a print through Command/PrintJob reaches the printer once and its outcomes come as
+// Command/LastResult; the same DCMD again is a duplicate; a command without an id is refused
+// and prints nothing; a Rebirth gives the births again with the same bdSeq; a clean stop
+// publishes NDEATH with it; the next start's bdSeq is one more. seq counts up across all.
+func TestSparkplugLifecycle(t *testing.T) {
+	eachBroker(t, testSparkplugLifecycle)
+}
+
+func testSparkplugLifecycle(t *testing.T, bk testBroker) {
+	pl := startPlant(t, "p1", "p2")
+	h := newSpbHost(t, bk.URL(), "plant1")
+	cfg := spbConfig(t, bk.URL(), pl, "p1", "p2")
+	r := startBridge(t, cfg)
+	eventually(t, "NBIRTH and two DBIRTHs", func() bool { return h.count("DBIRTH") >= 2 })
+	msgs := h.msgs()
+	if msgs[0].topic.MessageType != "NBIRTH" || msgs[0].topic.EdgeNodeID != "bridge1" {
+		t.Fatalf("first message %+v, want the NBIRTH of bridge1", msgs[0].topic)
+	}
+	nb := msgs[0].pl
+	if !nb.HasSeq || nb.Seq != 0 || bdSeqOf(t, nb) != 0 {
+		t.Errorf("NBIRTH seq %v/%d bdSeq %d: want seq 0 and the first bdSeq, 0", nb.HasSeq, nb.Seq, bdSeqOf(t, nb))
+	}
+	names := map[string]sparkplug.Metric{}
+	for _, m := range nb.Metrics {
+		names[m.Name] = m
+	}
+	if m, ok := names["Node Control/Rebirth"]; !ok || m.HasAlias || m.Value != false || m.Datatype != sparkplug.Boolean {
+		t.Errorf("Node Control/Rebirth: %+v, want Boolean false without an alias", m)
+	}
+	if m, ok := names["Node Info/Software"]; !ok || !strings.HasPrefix(m.Value.(string), "labelprinter-mqtt ") {
+		t.Errorf("Node Info/Software: %+v", m)
+	}
+	for i, dev := range []string{"p1", "p2"} {
+		m := msgs[1+i]
+		if m.topic.MessageType != "DBIRTH" || m.topic.DeviceID != dev {
+			t.Fatalf("message %d: %+v, want the DBIRTH of %s", 1+i, m.topic, dev)
+		}
+		got := map[string]sparkplug.Metric{}
+		aliases := map[uint64]bool{}
+		for _, mt := range m.pl.Metrics {
+			got[mt.Name] = mt
+			if !mt.HasAlias || aliases[mt.Alias] {
+				t.Errorf("%s %s: alias %v %d, want one of its own", dev, mt.Name, mt.HasAlias, mt.Alias)
+			}
+			aliases[mt.Alias] = true
+		}
+		for _, def := range spbDeviceMetrics {
+			mt, ok := got[def.name]
+			if !ok || mt.Datatype != def.dt {
+				t.Errorf("%s: %s missing or not %v: %+v", dev, def.name, def.dt, mt)
+			}
+		}
+		for _, c := range []string{spbPrintJob, spbTrigger, spbDeselect, spbAbortPrint, spbResend, spbCancel} {
+			if got[c].Value != "" {
+				t.Errorf("%s: %s is %v, want declared empty", dev, c, got[c].Value)
+			}
+		}
+		if ds, ok := got[metricResults].Value.(*sparkplug.DataSet); !ok || len(ds.Columns) != 7 {
+			t.Errorf("%s: Command/Results %+v, want the DataSet", dev, got[metricResults].Value)
+		}
+	}
+
+	// A print, and the same DCMD again: one label, then duplicate.
+	h.command("bridge1", "p1", spbCmd(spbPrintJob, printJobCmd("s1")))
+	eventually(t, "s1 sent", func() bool { return contains(h.statesOf("p1", "s1"), StateSent) })
+	h.command("bridge1", "p1", spbCmd(spbPrintJob, printJobCmd("s1")))
+	eventually(t, "s1 duplicate", func() bool { return contains(h.statesOf("p1", "s1"), StateDuplicate) })
+	if got := h.statesOf("p1", "s1"); !equal(got, []string{StateQueued, StateSent, StateDuplicate}) {
+		t.Errorf("s1: %v, want queued, sent, duplicate", got)
+	}
+	if n := pl.printed("s1"); n != 1 {
+		t.Errorf("s1 reached the printer %d times, want 1", n)
+	}
+	eventually(t, "Job/Label", func() bool { v, stale, _ := h.value("p1", "Job/Label"); return v == "(labelData)" && !stale })
+	// Without an id: refused, nothing printed.
+	h.command("bridge1", "p1", spbCmd(spbPrintJob, map[string]any{"job": job("noid")}))
+	eventually(t, "the refusal", func() bool {
+		rs := h.lastResults("p1")
+		return len(rs) > 0 && rs[len(rs)-1].State == StateInvalid && strings.Contains(rs[len(rs)-1].Error, `no "id"`)
+	})
+	if n := pl.printed("noid"); n != 0 {
+		t.Errorf("a command without an id reached the printer %d times", n)
+	}
+
+	// Rebirth: the births again, seq from 0, the same bdSeq.
+	births := h.count("NBIRTH")
+	h.command("bridge1", "", sparkplug.Metric{Name: "Node Control/Rebirth", Datatype: sparkplug.Boolean, Value: true})
+	eventually(t, "the births again", func() bool { return h.count("NBIRTH") == births+1 && h.count("DBIRTH") >= 4 })
+	r.stop(t)
+	eventually(t, "NDEATH", func() bool { return h.count("NDEATH") >= 1 })
+	all := h.msgs()
+	checkSeq(t, all)
+	for _, m := range all {
+		if (m.topic.MessageType == "NBIRTH" || m.topic.MessageType == "NDEATH") && bdSeqOf(t, m.pl) != 0 {
+			t.Errorf("%s with bdSeq %d, want 0 throughout the first connection", m.topic.MessageType, bdSeqOf(t, m.pl))
+		}
+	}
+	// The next start carries the next bdSeq.
+	r = startBridge(t, cfg)
+	eventually(t, "the second NBIRTH", func() bool { return h.count("NBIRTH") == births+2 })
+	for _, m := range h.msgs() {
+		if m.topic.MessageType == "NBIRTH" {
+			nb = m.pl
+		}
+	}
+	if got := bdSeqOf(t, nb); got != 1 {
+		t.Errorf("after a restart NBIRTH bdSeq %d, want 1", got)
+	}
+	r.stop(t)
+}
