@@ -167,11 +167,11 @@ func (n *spbNode) jobSent(p *printer, e outbox.Entry) {
 func (n *spbNode) snapshot(d *spbDevice) (vals []spbValue, dead bool) {
 	p := d.p
 	vals = make([]spbValue, mSnapshot)
-	p.ctl.mu.Lock()
-	st := p.ctl.status
-	p.ctl.mu.Unlock()
 	p.mu.Lock()
-	read, reachable, reason, counters := p.read, p.reachable, p.errReason, p.counters
+	// As P/status says it (readerror.go): reachable while its counters and its controller's
+	// /status both read.
+	read, countersRead, counters := p.read, p.reachable, p.counters
+	reachable, _, reason, st := p.readState()
 	p.mu.Unlock()
 	if st != nil {
 		vals[mState] = spbValue{v: string(st.State)}
@@ -188,7 +188,7 @@ func (n *spbNode) snapshot(d *spbDevice) (vals []spbValue, dead bool) {
 		vals[mReason] = spbValue{v: reason}
 	}
 	if counters != nil {
-		fresh := read && reachable
+		fresh := read && countersRead
 		vals[mPrinted] = spbValue{v: counters.PrintedLabels, stale: !fresh}
 		vals[mTriggers] = spbValue{v: counters.Triggers, stale: !fresh}
 		vals[mBounces] = spbValue{v: counters.TriggerBounces, stale: !fresh}
