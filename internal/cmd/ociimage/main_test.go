@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"debug/buildinfo"
+	"debug/elf"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labelprinter/go-labelprinter/internal/ociimage"
+	"github.com/labelprinter/go-labelprinter/printersim"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestFlags: bad flags exit 2 with a message naming the flag, before anything is built.
+func TestFlags(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.pem")
+	if err := os.WriteFile(empty, []byte("not a certificate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	given := []string{"-version", "1.2.3", "-revision", strings.Repeat("a", 40), "-created", "2026-11-27T23:29:25Z"}
+	out := filepath.Join(dir, "out")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "-out is required"},
+		{[]string{"-out", out, "-arch", "linux/amd64"}, `-arch "linux/amd64": want a GOARCH`},
+		{[]string{"-out", out, "-images", "labelprinter-exporter,labelctl"}, `--images: no image "labelctl"; there are labelprinter-exporter, labelprinter-mqtt, printersim`},
+		{[]string{"-out", out, "-ca-bundle", filepath.Join(dir, "missing.pem")}, "-ca-bundle: open " + filepath.Join(dir, "missing.pem")},
+		{[]string{"-out", out, "-ca-bundle", empty}, "-ca-bundle " + empty + " holds no PEM certificate"},
+		{append([]string{"-out", out}, append(given[:4:4], "-created", "yesterday")...), `-created "yesterday": want an RFC 3339 time`},
+		{append(append([]string{"-out", out}, given...), "extra"), `takes no arguments, got ["extra"]`},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), c.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 saying %q", c.args, code, stderr.String(), c.want)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("-out was made after a bad flag: %v", err)
+	}
+}
+
+// want is what each image must hold, written here apart from the specs the images are built
+// from: the port is where the command listens with the image's arguments.
+var want = []struct {
+	name     string
+	cmd      string
+	port     string
+	stateDir string
+}{
+	{"labelprinter-exporter", "", "9631/tcp", ""},
+	{"labelprinter-mqtt", "--config.file /etc/labelprinter-mqtt/bridge.yml --web.listen-address :9632", "9632/tcp", "/var/lib/labelprinter-mqtt"},
+	{"printersim", "-addr :8631", "8631/tcp", ""},
+}
+
+// imagesDir returns the directory the images were built into, from LABELPRINTER_OCI_IMAGES
+// (as .ci/run sets it after building them); without it the test skips, or fails when
+// LABELPRINTER_REQUIRE_OCI_IMAGES=1.
+func imagesDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("LABELPRINTER_OCI_IMAGES")
+	if dir != "" {
+		return dir
+	}
+	how := "build the images with `go run ./internal/cmd/ociimage -out DIR` and set LABELPRINTER_OCI_IMAGES=DIR"
+	if os.Getenv("LABELPRINTER_REQUIRE_OCI_IMAGES") == "1" {
+		t.Fatal("LABELPRINTER_OCI_IMAGES is not set and LABELPRINTER_REQUIRE_OCI_IMAGES=1: " + how)
+	}
+	t.Skip("LABELPRINTER_OCI_IMAGES is not set: " + how + " to inspect them")
+	return ""
+}
+
+// archive returns the path of the one image archive of name in dir.
+func archive(t *testing.T, dir, name string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, name+"-linux-*.oci.tar"))
+	if len(m) != 1 {
+		t.Fatalf("%s: %d archives %s-linux-*.oci.tar in %s, want 1", name, len(m), name, dir)
+	}
+	return m[0]
+}
+
+// TestImages inspects each built image as a runtime and a plant's IT would: the entrypoint,
+// the non-root user, the exposed port, the OCI labels, and a layer holding a static binary
+// built with -trimpath and the version in its labels, a CA bundle, /etc/passwd naming the
+// user, each file owned by root and not writable by the user but for its home and state.
+func TestImages(t *testing.T) {
+	dir := imagesDir(t)
+	for _, w := range want {
+		t.Run(w.name, func(t *testing.T) {
+			f, err := os.Open(archive(t, dir, w.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			a, err := ociimage.Read(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := a.Config.Config
+			bin := "/usr/local/bin/" + w.name
+			if strings.Join(c.Entrypoint, " ") != bin || strings.Join(c.Cmd, " ") != w.cmd {
+				t.Errorf("entrypoint %q, cmd %q; want %q, %q", c.Entrypoint, c.Cmd, bin, w.cmd)
+			}
+			if c.User != "65532:65532" {
+				t.Errorf("user %q, want 65532:65532", c.User)
+			}
+			if _, ok := c.ExposedPorts[w.port]; !ok || len(c.ExposedPorts) != 1 {
+				t.Errorf("exposed ports %v, want %s alone", c.ExposedPorts, w.port)
+			}
+			l := c.Labels
+			version := l["org.opencontainers.image.version"]
+			if version == "" || strings.HasPrefix(version, "v") {
+				t.Errorf("version label %q: want the version without a leading v", version)
+			}
+			if !regexp.MustCompile(`^[0-9a-f]{40}(-modified)?$`).MatchString(l["org.opencontainers.image.revision"]) {
+				t.Errorf("revision label %q: want a commit", l["org.opencontainers.image.revision"])
+			}
+			if l["org.opencontainers.image.source"] != "https://github.com/labelprinter/go-labelprinter" ||
+				l["org.opencontainers.image.licenses"] != "Apache-2.0" || l["org.opencontainers.image.title"] != w.name {
+				t.Errorf("labels %v", l)
+			}
+			if created, err := time.Parse(time.RFC3339, l["org.opencontainers.image.created"]); err != nil || !created.Equal(a.Config.Created) {
+				t.Errorf("created label %q, config's %v: want the same time", l["org.opencontainers.image.created"], a.Config.Created)
+			}
+			if ref := a.Index.Manifests[0].Annotations[ociimage.RefNameAnnotation]; ref != w.name+":"+version {
+				t.Errorf("ref name %q, want %s:%s", ref, w.name, version)
+			}
+			if a.Config.OS != "linux" {
+				t.Errorf("os %q", a.Config.OS)
+			}
+
+			b := a.File(bin)
+			if b == nil || b.Dir || b.Mode != 0o755 || b.UID != 0 || b.GID != 0 {
+				t.Fatalf("%s: %+v; want a root-owned 0755 file", bin, b)
+			}
+			checkBinary(t, b.Data, a.Config.Architecture)
+
+			ca := a.File("/etc/ssl/certs/ca-certificates.crt")
+			if ca == nil || ca.Mode != 0o644 || ca.UID != 0 || !x509.NewCertPool().AppendCertsFromPEM(ca.Data) {
+				t.Errorf("CA bundle: %v; want a root-owned 0644 file of PEM certificates", ca != nil)
+			}
+			pw := a.File("/etc/passwd")
+			if pw == nil || pw.Mode != 0o644 || pw.UID != 0 || !regexp.MustCompile(`(?m)^[a-z]+:x:65532:65532:[^:]*:/home/nonroot:`).Match(pw.Data) {
+				t.Errorf("/etc/passwd: want a root-owned 0644 file naming 65532 with home /home/nonroot")
+			}
+			if h := a.File("/home/nonroot"); h == nil || !h.Dir || h.UID != 65532 || h.Mode != 0o700 {
+				t.Errorf("/home/nonroot: %+v", h)
+			}
+			if tmp := a.File("/tmp"); tmp == nil || tmp.Mode != 0o777|fs.ModeSticky {
+				t.Errorf("/tmp: %+v, want 1777", tmp)
+			}
+			if w.stateDir != "" {
+				s := a.File(w.stateDir)
+				if s == nil || !s.Dir || s.UID != 65532 || s.GID != 65532 || s.Mode != 0o700 {
+					t.Errorf("%s: %+v; want the user's 0700 directory", w.stateDir, s)
+				}
+				if _, ok := c.Volumes[w.stateDir]; !ok {
+					t.Errorf("volumes %v, want %s", c.Volumes, w.stateDir)
+				}
+			}
+			for i, f := range a.Files {
+				if f.Mode&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+					t.Errorf("%s: mode %v: setuid or setgid", f.Path, f.Mode)
+				}
+				mine := f.Path == "/home/nonroot" || f.Path == w.stateDir
+				if !mine && (f.UID != 0 || f.GID != 0 || (f.Mode&0o002 != 0 && f.Path != "/tmp")) {
+					t.Errorf("%s: owner %d:%d, mode %v: want root's, not writable by others", f.Path, f.UID, f.GID, f.Mode)
+				}
+				if h := a.Headers[i]; !h.ModTime.Equal(a.Config.Created) {
+					t.Errorf("%s: time %v, want the commit time %v", f.Path, h.ModTime, a.Config.Created)
+				}
+			}
+		})
+	}
+}
+
+// checkBinary: the command is a static ELF executable for arch, built with -trimpath and
+// without cgo.
+func checkBinary(t *testing.T, b []byte, arch string) {
+	t.Helper()
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("the binary is not ELF: %v", err)
+	}
+	machine := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[arch]
+	if f.Machine != machine {
+		t.Errorf("ELF machine %v, want %v for %s", f.Machine, machine, arch)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("the binary names an interpreter: it is not static")
+		}
+	}
+	bi, err := buildinfo.Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("no build information: %v", err)
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	if settings["-trimpath"] != "true" || settings["CGO_ENABLED"] != "0" || settings["GOOS"] != "linux" || settings["GOARCH"] != arch {
+		t.Errorf("build settings %v: want -trimpath, CGO_ENABLED=0, linux/%s", settings, arch)
+	}
+}
+
+// TestPodmanRunsExporter loads the exporter's image into podman, runs it (on the host's
+// network, listening on loopback only) and scrapes it: its own metrics, and a probe of a
+// simulated printer, which show the image's binary starts and reaches a printer; the process
+// runs as 65532. Skips when podman is missing, or fails when LABELPRINTER_REQUIRE_PODMAN=1.
+func TestPodmanRunsExporter(t *testing.T) {
+	dir := imagesDir(t)
+	podman, err := exec.LookPath("podman")
+	if err != nil {
+		if os.Getenv("LABELPRINTER_REQUIRE_PODMAN") == "1" {
+			t.Fatal("podman not found and LABELPRINTER_REQUIRE_PODMAN=1: install it (Debian: apt-get install podman runc)")
+		}
+		t.Skip("podman not found: install it (Debian: apt-get install podman runc) to run the exporter's image; LABELPRINTER_REQUIRE_PODMAN=1 makes this a failure")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pm := func(args ...string) (string, error) {
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, podman, args...)
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("podman %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	out, err := pm("load", "-i", archive(t, dir, "labelprinter-exporter"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`Loaded image(?:\(s\))?: (\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("podman load said %q, naming no image", out)
+	}
+	image := m[1]
+	defer func() { _, _ = pm("rmi", image) }() // a run per commit would otherwise pile images up
+
+	sim, err := printersim.Start(printersim.WithPrinters("line1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	port := freePort(t)
+
+	args := []string{"run", "-d", "--rm", "--network=host",
+		// A sandboxed root without CAP_SYS_RESOURCE cannot raise the limits to podman's defaults.
+		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096"}
+	if _, err := exec.LookPath("runc"); err == nil {
+		// crun refuses a cgroup v1 hierarchy that also mounts a named systemd hierarchy; runc
+		// runs on both.
+		args = append(args, "--runtime", "runc")
+	}
+	args = append(args, image, "--listen", "127.0.0.1:"+port)
+	id, err := pm(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if logs, err := pm("logs", id); err == nil && t.Failed() {
+			t.Logf("the container's output:\n%s", logs)
+		}
+		_, _ = pm("rm", "-f", "-t", "5", id)
+	}()
+
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	get := func(path string) (int, string, error) {
+		resp, err := client.Get("http://127.0.0.1:" + port + path)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b), err
+	}
+	var metrics string
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		code, body, err := get("/metrics")
+		if err == nil && code == 200 {
+			metrics = body
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the exporter in the container did not answer /metrics: %d, %v", code, err)
+		}
+	}
+	if !strings.Contains(metrics, "labelprinter_exporter_config_last_reload_successful 1") {
+		t.Errorf("/metrics lacks labelprinter_exporter_config_last_reload_successful 1:\n%s", metrics)
+	}
+	code, body, err := get("/probe?target=" + sim.URL + "&printer=line1")
+	if err != nil || code != 200 || !strings.Contains(body, "labelprinter_up 1") {
+		t.Errorf("probe of the simulator: %d, %v:\n%s", code, err, body)
+	}
+
+	pid, err := pm("inspect", "-f", "{{.State.Pid}}", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^Uid:\t65532\t65532\t65532\t65532$`).Match(status) {
+		t.Errorf("the exporter's process runs as %s, want 65532", regexp.MustCompile(`(?m)^Uid:.*$`).Find(status))
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
