@@ -9,7 +9,6 @@ import (
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
-	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
@@ -76,7 +75,7 @@ func startBroker(addr string, l *slog.Logger, wait time.Duration) (*Broker, erro
 	if err != nil {
 		return nil, err
 	}
-	tcp := listeners.NewNet("tcp", connectDeadline{ln, wait})
+	tcp := newBrokerListener("tcp", ln, wait)
 	if err := srv.AddListener(tcp); err != nil {
 		_ = ln.Close()
 		return nil, err
@@ -146,24 +145,6 @@ func (h *sessionHook) OnPublish(_ *mqtt.Client, pk packets.Packet) (packets.Pack
 	h.last = max(h.last+1, pk.Created)
 	pk.Created = h.last
 	return pk, nil
-}
-
-// connectDeadline gives each connection it accepts a deadline wait away. The broker replaces
-// it with the keep-alive's once it has read the CONNECT, so only a connection that sends none
-// in time (or stalls sending it) is closed by it.
-type connectDeadline struct {
-	net.Listener
-	wait time.Duration
-}
-
-// Accept returns the next connection with its deadline set.
-func (l connectDeadline) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	_ = c.SetDeadline(time.Now().Add(l.wait))
-	return c, nil
 }
 
 // sendQuotaHook turns off the library's flow control towards clients. A client's Receive

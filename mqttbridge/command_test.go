@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -115,5 +116,54 @@ func TestEmbeddedBrokerClosesSilentConnections(t *testing.T) {
 	case <-cl.Done():
 		t.Fatal("a connected client was closed by the CONNECT wait")
 	default:
+	}
+}
+
+// TestEmbeddedBrokerCloseWhileConnecting: the broker closes while connections keep arriving,
+// some silent and some sending CONNECT. Close returns, every connection ends, and under the
+// race detector nothing races (the library's own listener registered a new connection with the
+// broker's wait group while Close was waiting on it).
+func TestEmbeddedBrokerCloseWhileConnecting(t *testing.T) {
+	for round := range 5 {
+		bk, err := startBroker("127.0.0.1:0", nil, 300*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					c, err := net.DialTimeout("tcp", bk.Addr(), time.Second)
+					if err != nil {
+						continue
+					}
+					if (i+n)%2 == 0 {
+						// An MQTT 3.1.1 CONNECT with client id "c".
+						_, _ = c.Write([]byte{0x10, 13, 0, 4, 'M', 'Q', 'T', 'T', 4, 2, 0, 60, 0, 1, 'c'})
+					}
+					_ = c.SetReadDeadline(time.Now().Add(waitLimit))
+					_, _ = io.Copy(io.Discard, c)
+					_ = c.Close()
+				}
+			}()
+		}
+		time.Sleep(time.Duration(20+10*round) * time.Millisecond)
+		done := make(chan error, 1)
+		go func() { done <- bk.Close() }()
+		select {
+		case <-done:
+		case <-time.After(waitLimit):
+			t.Fatalf("round %d: Close did not return within %v while connections arrived", round, waitLimit)
+		}
+		close(stop)
+		wg.Wait()
 	}
 }
