@@ -94,6 +94,11 @@ func (f *Flags) Options() (opts []Option, printers []string, err error) {
 	if len(printers) == 0 {
 		return nil, nil, &FlagError{"printers", "names no printer"}
 	}
+	for _, name := range printers {
+		if err := CheckPrinterName(name); err != nil {
+			return nil, nil, &FlagError{"printers", err.Error()}
+		}
+	}
 	if err := checkAddr(f.Addr); err != nil {
 		return nil, nil, &FlagError{"addr", err.Error()}
 	}

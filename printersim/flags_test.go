@@ -57,6 +57,9 @@ func TestFlagsDefaultsAndOptions(t *testing.T) {
 		flag, msg string
 	}{
 		{[]string{"-printers", " ,"}, "printers", "--printers names no printer"},
+		{[]string{"-printers", "line1,.."}, "printers", `--printers printer name ".." cannot be addressed: a URL path segment ".." is removed before a request is sent`},
+		{[]string{"-printers", "."}, "printers", `--printers printer name "." cannot be addressed: a URL path segment "." is removed before a request is sent`},
+		{[]string{"-printers", "a\tb"}, "printers", `--printers printer name "a\tb" contains a control character`},
 		{[]string{"-addr", "8633"}, "addr", `--addr must be host:port, such as 127.0.0.1:8631, not "8633"`},
 		{[]string{"-addr", "localhost:http"}, "addr", `--addr needs a port number from 0 to 65535 after the colon, not "http"`},
 		{[]string{"-addr", "[::1]:65536"}, "addr", `--addr needs a port number from 0 to 65535 after the colon, not "65536"`},
@@ -100,4 +103,21 @@ func TestFlagsDefaultsAndOptions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestListenRefusesUnaddressablePrinters: a printer named "." or "..", which no request can
+// address (the page could not go live beside it), fails Listen before it listens; any other
+// name, however odd, is served.
+func TestListenRefusesUnaddressablePrinters(t *testing.T) {
+	for _, name := range []string{".", "..", "", "a\x00b", "\xff"} {
+		if srv, err := Start(WithPrinters("line1", name)); err == nil {
+			srv.Close()
+			t.Errorf("Start with a printer named %q: no error", name)
+		}
+	}
+	srv, err := Start(WithPrinters("..x", "a/b", "%2e%2e", "x?y#z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
 }

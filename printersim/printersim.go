@@ -119,6 +119,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/labelprinter/go-labelprinter/label"
 )
@@ -151,7 +153,8 @@ type config struct {
 }
 
 // WithPrinters names the printers (default one printer, DefaultPrinter). The single-printer
-// paths address the first one.
+// paths address the first one. A name the API cannot address (see CheckPrinterName) makes
+// Listen and Start fail.
 func WithPrinters(names ...string) Option {
 	return func(c *config) {
 		if len(names) > 0 {
@@ -1000,6 +1003,17 @@ func Start(opts ...Option) (*Server, error) {
 
 // Listen serves a new Simulator on addr, such as "127.0.0.1:8631".
 func Listen(addr string, opts ...Option) (*Server, error) {
+	var cfg config
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	for _, name := range cfg.printers {
+		if err := CheckPrinterName(name); err != nil {
+			return nil, err
+		}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -1032,6 +1046,28 @@ func Serve(ln net.Listener, sim *Simulator, wrap ...func(http.Handler) http.Hand
 		_ = srv.Serve(ln)
 	}()
 	return s
+}
+
+// CheckPrinterName returns an error naming the problem when no request can address a printer
+// called name: an empty name, "." or ".." (a client or proxy removes such a path segment
+// before the request is sent, and the SDK refuses them), or one with a control character or
+// invalid UTF-8. Any other name works on the API and the page, its characters escaped.
+func CheckPrinterName(name string) error {
+	switch name {
+	case "":
+		return errors.New("printer name is empty")
+	case ".", "..":
+		return fmt.Errorf("printer name %q cannot be addressed: a URL path segment %q is removed before a request is sent", name, name)
+	}
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("printer name %q is not valid UTF-8", name)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("printer name %q contains a control character", name)
+		}
+	}
+	return nil
 }
 
 // SplitPrinters reads a comma-separated list of printer names, as the commands take it,
