@@ -63,7 +63,7 @@ func apiText(pkg *types.Package) string {
 		return p.Path()
 	}
 	ts := func(t types.Type) string { return types.TypeString(t, qual) }
-	sig := func(s *types.Signature) string { return strings.TrimPrefix(types.TypeString(s, qual), "func") }
+	sig := func(s *types.Signature) string { return strings.TrimPrefix(types.TypeString(unnamed(s), qual), "func") }
 	var lines []string
 	add := func(format string, args ...any) {
 		lines = append(lines, "pkg "+pkg.Path()+", "+fmt.Sprintf(format, args...))
@@ -156,4 +156,17 @@ func typeParams(l *types.TypeParamList, qual types.Qualifier) string {
 		parts = append(parts, tp.Obj().Name()+" "+types.TypeString(tp.Constraint(), qual))
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// unnamed is s without the names of its parameters and results, which callers do not see: a
+// renamed parameter changes no line.
+func unnamed(s *types.Signature) *types.Signature {
+	strip := func(t *types.Tuple) *types.Tuple {
+		vars := make([]*types.Var, t.Len())
+		for i := range vars {
+			vars[i] = types.NewParam(token.NoPos, nil, "", t.At(i).Type())
+		}
+		return types.NewTuple(vars...)
+	}
+	return types.NewSignatureType(nil, nil, nil, strip(s.Params()), strip(s.Results()), s.Variadic())
 }
