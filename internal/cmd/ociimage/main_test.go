@@ -151,7 +151,7 @@ func TestImages(t *testing.T) {
 			if b == nil || b.Dir || b.Mode != 0o755 || b.UID != 0 || b.GID != 0 {
 				t.Fatalf("%s: %+v; want a root-owned 0755 file", bin, b)
 			}
-			checkBinary(t, b.Data, a.Config.Architecture)
+			checkBinary(t, b.Data, a.Config.Architecture, version)
 
 			ca := a.File("/etc/ssl/certs/ca-certificates.crt")
 			if ca == nil || ca.Mode != 0o644 || ca.UID != 0 || !x509.NewCertPool().AppendCertsFromPEM(ca.Data) {
@@ -193,8 +193,8 @@ func TestImages(t *testing.T) {
 }
 
 // checkBinary: the command is a static ELF executable for arch, built with -trimpath and
-// without cgo.
-func checkBinary(t *testing.T, b []byte, arch string) {
+// without cgo, holding the version of the labels.
+func checkBinary(t *testing.T, b []byte, arch, version string) {
 	t.Helper()
 	f, err := elf.NewFile(bytes.NewReader(b))
 	if err != nil {
@@ -220,12 +220,17 @@ func checkBinary(t *testing.T, b []byte, arch string) {
 	if settings["-trimpath"] != "true" || settings["CGO_ENABLED"] != "0" || settings["GOOS"] != "linux" || settings["GOARCH"] != arch {
 		t.Errorf("build settings %v: want -trimpath, CGO_ENABLED=0, linux/%s", settings, arch)
 	}
+	// -trimpath leaves -ldflags out of the build information; the version the linker set is a
+	// string of the binary's data, which nothing else puts there.
+	if !bytes.Contains(b, []byte(version)) {
+		t.Errorf("the binary does not hold the labels' version %s", version)
+	}
 }
 
 // TestPodmanRunsExporter loads the exporter's image into podman, runs it (on the host's
 // network, listening on loopback only) and scrapes it: its own metrics, and a probe of a
 // simulated printer, which show the image's binary starts and reaches a printer; the process
-// runs as 65532. Skips when podman is missing, or fails when LABELPRINTER_REQUIRE_PODMAN=1.
+// runs as 65532, and its build_info names the labels' version and commit. Skips when podman is missing, or fails when LABELPRINTER_REQUIRE_PODMAN=1.
 func TestPodmanRunsExporter(t *testing.T) {
 	dir := imagesDir(t)
 	podman, err := exec.LookPath("podman")
@@ -247,7 +252,18 @@ func TestPodmanRunsExporter(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out)), nil
 	}
-	out, err := pm("load", "-i", archive(t, dir, "labelprinter-exporter"))
+	file := archive(t, dir, "labelprinter-exporter")
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ociimage.Read(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := a.Config.Config.Labels
+	out, err := pm("load", "-i", file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,6 +325,13 @@ func TestPodmanRunsExporter(t *testing.T) {
 	}
 	if !strings.Contains(metrics, "labelprinter_exporter_config_last_reload_successful 1") {
 		t.Errorf("/metrics lacks labelprinter_exporter_config_last_reload_successful 1:\n%s", metrics)
+	}
+	// The version and commit the linker set are those of the image's labels.
+	buildInfo := regexp.MustCompile(`(?m)^labelprinter_exporter_build_info\{.*\} 1$`).FindString(metrics)
+	if !strings.Contains(buildInfo, `revision="`+labels["org.opencontainers.image.revision"]+`"`) ||
+		!strings.Contains(buildInfo, `version="`+labels["org.opencontainers.image.version"]+`"`) {
+		t.Errorf("build_info %q, want the labels' version %s and revision %s", buildInfo,
+			labels["org.opencontainers.image.version"], labels["org.opencontainers.image.revision"])
 	}
 	code, body, err := get("/probe?target=" + sim.URL + "&printer=line1")
 	if err != nil || code != 200 || !strings.Contains(body, "labelprinter_up 1") {
