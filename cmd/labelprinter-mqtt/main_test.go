@@ -36,11 +36,18 @@ func TestExitCodes(t *testing.T) {
 	_ = os.WriteFile(twoPW, []byte("broker: {url: \"mqtt://b\", client_id: c}\noutbox: {postgres: {dsn: \"postgres://u:pg-secret-77@db/x\", password_file: pgpw}}\nprinters: [{name: p, url: \"http://x\"}]\n"), 0o600)
 	both := filepath.Join(dir, "both.yml")
 	_ = os.WriteFile(both, []byte("broker: {url: \"mqtt://b\", client_id: c}\nstate_dir: s\noutbox: {postgres: {dsn: \"postgres://u@db/x\"}}\nprinters: [{name: p, url: \"http://x\"}]\n"), 0o600)
+	// A state_dir that cannot be made, as one outside the service's StateDirectory under
+	// systemd's ProtectSystem=strict, is a configuration error: the unit's
+	// RestartPreventExitStatus=2 then stops the restarts.
+	_ = os.WriteFile(filepath.Join(dir, "afile"), nil, 0o600)
+	noState := filepath.Join(dir, "nostate.yml")
+	_ = os.WriteFile(noState, []byte("broker: {url: \"mqtt://b\", client_id: c}\nstate_dir: afile/state\nprinters: [{name: p, url: \"http://x\"}]\n"), 0o600)
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{nil, "--config.file is required"},
+		{[]string{"--config.file", noState}, "config: state_dir: mkdir " + filepath.Join(dir, "afile") + ": not a directory"},
 		{[]string{"--config.file", twoPW}, "config: outbox.postgres: dsn holds a password and password_file is set"},
 		{[]string{"--config.file", both}, "config: state_dir: set together with outbox.postgres"},
 		{[]string{"--nope"}, "labelprinter-mqtt: unknown flag --nope\n"},
