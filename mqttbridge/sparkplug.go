@@ -274,6 +274,9 @@ func (n *spbNode) serve(ctx context.Context, c spbConn) (hostOffline bool) {
 		}
 		return false
 	}
+	if !n.hostOnline() {
+		n.b.log.Info("the Sparkplug node waits for the Primary Host to say online", "host", n.cfg.PrimaryHostID)
+	}
 	born := false
 	for {
 		if !born && n.hostOnline() {

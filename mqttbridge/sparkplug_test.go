@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -333,4 +334,184 @@ func testSparkplugLifecycle(t *testing.T, bk testBroker) {
 		t.Errorf("after a restart NBIRTH bdSeq %d, want 1", got)
 	}
 	r.stop(t)
+}
+
+// publishState publishes a Primary Host's STATE, retained at QoS 1, as hosts do.
+func (h *spbHost) publishState(host string, online bool, ts uint64) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	b := sparkplug.State{Online: online, Timestamp: ts}.Marshal()
+	if _, err := h.cli.Publish(ctx, &paho.Publish{Topic: sparkplug.StateTopic(host), QoS: 1, Retain: true, Payload: b}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// TestSparkplugPrimaryHost: with primary_host_id set, the node is born only once the host says
+// online with a timestamp not older than the last STATE; an older offline changes nothing; a
+// newer offline makes the node publish NDEATH, leave, and connect again with the next bdSeq,
+// born again only once the host is back online.
+func TestSparkplugPrimaryHost(t *testing.T) {
+	eachBroker(t, func(t *testing.T, bk testBroker) {
+		pl := startPlant(t, "p1")
+		h := newSpbHost(t, bk.URL(), "plant1")
+		cfg := spbConfig(t, bk.URL(), pl, "p1")
+		cfg.Sparkplug.PrimaryHostID = "scada1"
+		t0 := uint64(time.Now().UnixMilli())
+		h.publishState("scada1", false, t0)
+		logs := &syncBuffer{}
+		b, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runBridge(t, b)
+		eventually(t, "the node subscribed", func() bool { return strings.Contains(logs.String(), "waits for the Primary Host") })
+		// Older than the last STATE: not taken.
+		h.publishState("scada1", true, t0-1000)
+		time.Sleep(300 * time.Millisecond)
+		if n := h.count("NBIRTH"); n != 0 {
+			t.Fatalf("%d NBIRTHs while the Primary Host is offline (its online STATE was older than its offline one)", n)
+		}
+		h.publishState("scada1", true, t0+1000)
+		eventually(t, "NBIRTH once the host is online", func() bool { return h.count("NBIRTH") == 1 && h.count("DBIRTH") == 1 })
+		// An offline older than the online: the node stays.
+		h.publishState("scada1", false, t0+500)
+		time.Sleep(300 * time.Millisecond)
+		if n := h.count("NDEATH"); n != 0 {
+			t.Fatalf("NDEATH after an offline STATE older than the online one")
+		}
+		h.publishState("scada1", false, t0+2000)
+		eventually(t, "NDEATH after the host went offline", func() bool { return h.count("NDEATH") >= 1 })
+		time.Sleep(300 * time.Millisecond)
+		if n := h.count("NBIRTH"); n != 1 {
+			t.Fatalf("%d NBIRTHs: born again while the host is offline", n)
+		}
+		h.publishState("scada1", true, t0+3000)
+		eventually(t, "NBIRTH once the host is back", func() bool { return h.count("NBIRTH") == 2 })
+		var bds []int64
+		for _, m := range h.msgs() {
+			if m.topic.MessageType == "NBIRTH" || m.topic.MessageType == "NDEATH" {
+				bds = append(bds, bdSeqOf(t, m.pl))
+			}
+		}
+		if bds[0] != 0 || bds[len(bds)-1] != 1 {
+			t.Errorf("bdSeq of NBIRTH, NDEATH(s), NBIRTH: %v, want 0 ... 0, then 1 (a new CONNECT)", bds)
+		}
+		checkSeq(t, h.msgs())
+	})
+}
+
+// TestSparkplugDeviceDeathAndData: a counter change comes as DDATA by alias within a poll or
+// so; a printer that stops answering gets DDEATH (and nothing more of it), and a DBIRTH once it
+// answers again, saying reachable; a write by alias is taken as one by name.
+func TestSparkplugDeviceDeathAndData(t *testing.T) {
+	eachBroker(t, func(t *testing.T, bk testBroker) {
+		pl := startPlant(t, "p1")
+		h := newSpbHost(t, bk.URL(), "plant1")
+		cfg := spbConfig(t, bk.URL(), pl, "p1")
+		startBridge(t, cfg)
+		eventually(t, "reachable", func() bool { v, stale, _ := h.value("p1", "Status/Reachable"); return v == true && !stale })
+		h.command("bridge1", "p1", spbCmd(spbPrintJob, printJobCmd("j1")))
+		eventually(t, "j1 sent", func() bool { return contains(h.statesOf("p1", "j1"), StateSent) })
+		before, _, _ := h.value("p1", "Counters/Triggers")
+		// By alias, as a host may write once it has the birth.
+		var triggerAlias uint64
+		for _, m := range h.msgs() {
+			if m.topic.MessageType == "DBIRTH" {
+				for _, mt := range m.pl.Metrics {
+					if mt.Name == spbTrigger {
+						triggerAlias = mt.Alias
+					}
+				}
+			}
+		}
+		h.command("bridge1", "p1", sparkplug.Metric{HasAlias: true, Alias: triggerAlias, Datatype: sparkplug.String, Value: `{"id":"t1"}`})
+		eventually(t, "t1 sent", func() bool { return contains(h.statesOf("p1", "t1"), StateSent) })
+		sentAt := time.Now()
+		eventually(t, "Counters/Triggers in DDATA", func() bool { v, _, _ := h.value("p1", "Counters/Triggers"); return v != before })
+		t.Logf("Counters/Triggers %v -> one more, in DDATA %v after the trigger's sent (poll %v)", before, time.Since(sentAt), cfg.PollInterval)
+		for _, m := range h.msgs() {
+			if m.topic.MessageType == "DDATA" {
+				for _, mt := range m.pl.Metrics {
+					if mt.Name != "" || !mt.HasAlias {
+						t.Errorf("DDATA metric %+v: want its alias alone", mt)
+					}
+				}
+			}
+		}
+		pl.setDown(true)
+		eventually(t, "DDEATH", func() bool { return h.count("DDEATH") == 1 })
+		if v, _, _ := h.value("p1", "Status/Reachable"); v != true {
+			t.Errorf("Status/Reachable %v before the DDEATH, want true (the DDEATH says it)", v)
+		}
+		births := h.count("DBIRTH")
+		pl.setDown(false)
+		eventually(t, "DBIRTH again", func() bool { return h.count("DBIRTH") == births+1 })
+		if v, stale, _ := h.value("p1", "Status/Reachable"); v != true || stale {
+			t.Errorf("after the printer came back: Status/Reachable %v (stale %v)", v, stale)
+		}
+		msgs := h.msgs()
+		dead := false
+		for _, m := range msgs {
+			switch m.topic.MessageType {
+			case "DDEATH":
+				dead = true
+			case "DBIRTH":
+				dead = false
+			case "DDATA":
+				if dead {
+					t.Errorf("DDATA between DDEATH and DBIRTH")
+				}
+			}
+		}
+		checkSeq(t, msgs)
+	})
+}
+
+// TestSparkplugTriggerWithoutID: a Command/Trigger without an id is refused and prints nothing
+// by default; with allow_trigger_without_id, one per DCMD message triggers.
+func TestSparkplugTriggerWithoutID(t *testing.T) {
+	bk := newEmbedded(t)
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprint("allow=", allow), func(t *testing.T) {
+			pl := startPlant(t, "p1")
+			h := newSpbHost(t, bk.URL(), "plant1")
+			cfg := spbConfig(t, bk.URL(), pl, "p1")
+			cfg.Sparkplug.AllowTriggerWithoutID = allow
+			r := startBridge(t, cfg)
+			eventually(t, "DBIRTH", func() bool { return h.count("DBIRTH") == 1 })
+			h.command("bridge1", "p1", spbCmd(spbPrintJob, printJobCmd("sel")))
+			eventually(t, "sel sent", func() bool { return contains(h.statesOf("p1", "sel"), StateSent) })
+			// Two id-less triggers in one DCMD, and one more DCMD with one.
+			h.command("bridge1", "p1", spbCmd(spbTrigger, "{}"), spbCmd(spbTrigger, ""))
+			h.command("bridge1", "p1", spbCmd(spbTrigger, `{}`))
+			eventually(t, "three answers", func() bool {
+				n := 0
+				for _, res := range h.lastResults("p1") {
+					if res.Command == cmdTrigger && res.State != StateQueued {
+						n++
+					}
+				}
+				return n == 3
+			})
+			h.command("bridge1", "p1", spbCmd(spbPrintJob, printJobCmd("marker")))
+			eventually(t, "marker sent", func() bool { return contains(h.statesOf("p1", "marker"), StateSent) })
+			r.stop(t)
+			triggers := pl.Sim.Requests("POST", "/api/v3/printers/{name}/trigger")
+			var states []string
+			for _, res := range h.lastResults("p1") {
+				if res.Command == cmdTrigger {
+					states = append(states, res.State)
+				}
+			}
+			want := 0
+			if allow {
+				want = 2 // the first of the first DCMD, and the second DCMD's
+			}
+			if triggers != want {
+				t.Errorf("%d triggers reached the printer, want %d (answers %v)", triggers, want, states)
+			}
+			t.Logf("answers %v", states)
+		})
+	}
 }
