@@ -165,5 +165,5 @@ func specNamed(name string) (spec, error) {
 		}
 		names = append(names, s.name)
 	}
-	return spec{}, fmt.Errorf("--images: no image %q; there are %s", name, strings.Join(names, ", "))
+	return spec{}, fmt.Errorf("-images: no image %q; there are %s", name, strings.Join(names, ", "))
 }

@@ -41,7 +41,7 @@ func TestFlags(t *testing.T) {
 	}{
 		{nil, "-out is required"},
 		{[]string{"-out", out, "-arch", "linux/amd64"}, `-arch "linux/amd64": want a GOARCH`},
-		{[]string{"-out", out, "-images", "labelprinter-exporter,labelctl"}, `--images: no image "labelctl"; there are labelprinter-exporter, labelprinter-mqtt, printersim`},
+		{[]string{"-out", out, "-images", "labelprinter-exporter,labelctl"}, `-images: no image "labelctl"; there are labelprinter-exporter, labelprinter-mqtt, printersim`},
 		{[]string{"-out", out, "-ca-bundle", filepath.Join(dir, "missing.pem")}, "-ca-bundle: open " + filepath.Join(dir, "missing.pem")},
 		{[]string{"-out", out, "-ca-bundle", empty}, "-ca-bundle " + empty + " holds no PEM certificate"},
 		{append([]string{"-out", out}, append(given[:4:4], "-created", "yesterday")...), `-created "yesterday": want an RFC 3339 time`},
