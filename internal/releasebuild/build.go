@@ -131,7 +131,11 @@ func (c command) run(ctx context.Context, dir string) error {
 		return fmt.Errorf("%s: %w", strings.Join(c.Args, " "), err)
 	}
 	if !c.ModTime.IsZero() {
-		if err := os.Chtimes(filepath.Join(dir, c.Out), c.ModTime, c.ModTime); err != nil {
+		out := c.Out
+		if !filepath.IsAbs(out) {
+			out = filepath.Join(dir, out)
+		}
+		if err := os.Chtimes(out, c.ModTime, c.ModTime); err != nil {
 			return err
 		}
 	}
