@@ -4,7 +4,7 @@
 // recipe's own flags without building goreleaser. It also makes each binary's SBOM with the
 // recipe's command and writes checksums.txt for what it made.
 //
-//	go run ./internal/releasebuild -out DIR [-goos linux -goarch amd64] [-ids labelctl,...]
+//	go run ./internal/cmd/releasebuild -out DIR [-goos linux -goarch amd64] [-ids labelctl,...]
 //
 // It builds HEAD's commit as checked out in -dir; a build is refused if the binary records
 // uncommitted changes or holds the checkout's directory. CI runs it in two copies of a commit

@@ -25,7 +25,7 @@ var testGit = gitInfo{
 
 func projectRecipe(t *testing.T) *recipe {
 	t.Helper()
-	r, err := readRecipe(filepath.Join("..", "..", ".goreleaser.yaml"))
+	r, err := readRecipe(filepath.Join("..", "..", "..", ".goreleaser.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func projectRecipe(t *testing.T) *recipe {
 // Every command under cmd/ is released, for the six platforms, from its own package.
 func TestRecipeBuildsEveryCommandForSixPlatforms(t *testing.T) {
 	r := projectRecipe(t)
-	entries, err := os.ReadDir(filepath.Join("..", "..", "cmd"))
+	entries, err := os.ReadDir(filepath.Join("..", "..", "..", "cmd"))
 	if err != nil {
 		t.Fatal(err)
 	}
