@@ -121,6 +121,12 @@ func (a *arrivals) wrap(next http.Handler) http.Handler {
 // once), the outbox in PostgreSQL or in files, and the printers each on a simulator of its
 // own or all on one.
 func benchCommands(b *testing.B, printers int, every time.Duration, postgres, oneController bool) {
+	benchCommandsVia(b, printers, every, postgres, oneController, false, false)
+}
+
+// benchCommandsVia is benchCommands with the bridge's Sparkplug node on when node is set, and
+// the commands written as Sparkplug DCMDs (Command/PrintJob, QoS 1) to it when spb is set.
+func benchCommandsVia(b *testing.B, printers int, every time.Duration, postgres, oneController, node, spb bool) {
 	bk := startTestBroker(b)
 	arr := &arrivals{}
 	cfg := Config{
@@ -161,8 +167,16 @@ func benchCommands(b *testing.B, printers int, every time.Duration, postgres, on
 		cfg.Printers = append(cfg.Printers, PrinterConfig{Name: "line" + strconv.Itoa(i), URL: srv.URL, Printer: remote})
 	}
 	online := watch(b, bk.URL(), onlineTopic(DefaultTopicPrefix))
+	var host *spbHost
+	if node || spb {
+		cfg.Sparkplug = &SparkplugConfig{GroupID: "bench", EdgeNodeID: "bench1"}
+		host = newSpbHost(b, bk.URL(), "bench")
+	}
 	startBridge(b, cfg)
 	online.waitOnline(1)
+	if host != nil {
+		eventually(b, "the births", func() bool { return host.count("DBIRTH") == printers })
+	}
 	cli := dialMQTT(b, bk.URL(), "bench-mes", nil)
 
 	b.ResetTimer()
@@ -175,6 +189,10 @@ func benchCommands(b *testing.B, printers int, every time.Duration, postgres, on
 		for i := range n {
 			ids[i] = fmt.Sprintf("c%d", i)
 			payloads[i], _ = json.Marshal(printJobCmd(ids[i]))
+			if spb {
+				pl := spbPayload(spbCmd(spbPrintJob, string(payloads[i])))
+				payloads[i] = pl
+			}
 		}
 		var (
 			wg       sync.WaitGroup
@@ -201,6 +219,9 @@ func benchCommands(b *testing.B, printers int, every time.Duration, postgres, on
 			go func() {
 				defer func() { <-inflight; wg.Done() }()
 				topic := cmdTopic(cfg.Printers[i%printers].Name, "printJob")
+				if spb {
+					topic = "spBv1.0/bench/DCMD/bench1/" + cfg.Printers[i%printers].Name
+				}
 				if _, err := cli.Publish(ctx, &paho.Publish{Topic: topic, QoS: 1, Payload: payloads[i]}); err != nil {
 					failed.Store(err)
 				}
@@ -259,6 +280,26 @@ func benchCommands(b *testing.B, printers int, every time.Duration, postgres, on
 			// The database's processes (a server the tests started), the same way: with the
 			// above, what a command costs the machine.
 			b.ReportMetric(float64(db)/float64(time.Millisecond)/float64(n), "db-cpu-ms/cmd")
+		}
+	}
+}
+
+// BenchmarkCommands16Sparkplug is BenchmarkCommands16's burst and 100/s side by side: the
+// commands on the bridge's own topics (via=topics) and as Sparkplug DCMDs to its edge node
+// (via=sparkplug), with the same outboxes (bbolt files). Both runs have the node on, so the
+// bridge's work beside the commands (births, DDATA of the outbox counts and outcomes) is the
+// same.
+//
+//	go test -run '^$' -bench 'Commands16Sparkplug' -benchtime 1000x -count 3 ./mqttbridge
+func BenchmarkCommands16Sparkplug(b *testing.B) {
+	for _, load := range []struct {
+		name  string
+		every time.Duration
+	}{{"burst", 0}, {"100/s", 10 * time.Millisecond}} {
+		for _, via := range []string{"topics", "sparkplug"} {
+			b.Run("via="+via+"/load="+load.name, func(b *testing.B) {
+				benchCommandsVia(b, 16, load.every, false, false, true, via == "sparkplug")
+			})
 		}
 	}
 }

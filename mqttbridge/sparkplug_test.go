@@ -515,3 +515,50 @@ func TestSparkplugTriggerWithoutID(t *testing.T) {
 		})
 	}
 }
+
+// spbPayload encodes a DCMD payload of metrics.
+func spbPayload(metrics ...sparkplug.Metric) []byte {
+	pl := sparkplug.Payload{Timestamp: uint64(time.Now().UnixMilli()), Metrics: metrics}
+	b, err := pl.Marshal()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestSparkplugBirths64: a bridge with 64 printers (one controller) gives NBIRTH and 64
+// DBIRTHs soon after it starts: the figure is logged (the README's row), and the test fails
+// only past 5 s, five times the 1 s the README states, so that a loaded machine does not fail it.
+func TestSparkplugBirths64(t *testing.T) {
+	var names []string
+	for i := range 64 {
+		names = append(names, fmt.Sprintf("p%02d", i))
+	}
+	bk := newEmbedded(t)
+	pl := startPlant(t, names...)
+	h := newSpbHost(t, bk.URL(), "plant1")
+	cfg := spbConfig(t, bk.URL(), pl, names...)
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	runBridge(t, b)
+	eventually(t, "64 DBIRTHs", func() bool { return h.count("DBIRTH") == 64 })
+	msgs := h.msgs()
+	var nbirth, last time.Time
+	for _, m := range msgs {
+		switch m.topic.MessageType {
+		case "NBIRTH":
+			nbirth = m.at
+		case "DBIRTH":
+			last = m.at
+		}
+	}
+	t.Logf("64 printers: NBIRTH %v after Run, the 64th DBIRTH %v after the NBIRTH (%v after Run)",
+		nbirth.Sub(start).Round(time.Millisecond), last.Sub(nbirth).Round(time.Millisecond), last.Sub(start).Round(time.Millisecond))
+	if d := last.Sub(start); d > 5*time.Second {
+		t.Errorf("the births took %v after Run", d)
+	}
+	checkSeq(t, msgs)
+}
