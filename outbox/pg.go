@@ -232,6 +232,9 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	}
 	pgconf.NoSessionStatements(cfg, dsn)
 	connCfg := cfg.ConnConfig.Copy()
+	if o.tracer != nil {
+		cfg.ConnConfig.Tracer = o.tracer
+	}
 	if o.listenDSN != "" {
 		lcfg, lsecret, err := parseDSN(o.listenDSN)
 		if err != nil {
@@ -524,30 +527,61 @@ func nullable(b json.RawMessage) *string {
 }
 
 func (s *pgStore) lookup(ctx context.Context, id string) (*record, error) {
-	var pruned *time.Time
-	var r record
-	var job, res *string
-	var expire int64
-	err := s.db().QueryRow(ctx, `SELECT `+pgCols+`, pruned FROM labelprinter_outbox_entries WHERE queue = $1 AND id = $2`, s.queue, id).
-		Scan(&r.Seq, &r.ID, &r.Printer, &r.Kind, &job, &expire, &r.State, &r.Attempts, &r.Enqueued, &r.Updated, &r.Error, &res, &pruned)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	recs, errs := s.lookupEach(ctx, []string{id})
+	return recs[0], errs[0]
+}
+
+// lookupEach reads the entries of ids in one statement.
+func (s *pgStore) lookupEach(ctx context.Context, ids []string) ([]*record, []error) {
+	recs, errs := make([]*record, len(ids)), make([]error, len(ids))
+	byID := map[string]*record{}
+	prunedAt := map[string]time.Time{}
+	rows, err := s.db().Query(ctx, `SELECT `+pgCols+`, pruned FROM labelprinter_outbox_entries WHERE queue = $1 AND id = ANY($2)`, s.queue, ids)
+	for err == nil && rows.Next() {
+		var (
+			r        record
+			job, res *string
+			expire   int64
+			pruned   *time.Time
+		)
+		if err = rows.Scan(&r.Seq, &r.ID, &r.Printer, &r.Kind, &job, &expire, &r.State, &r.Attempts, &r.Enqueued, &r.Updated, &r.Error, &res, &pruned); err != nil {
+			break
+		}
+		r.ExpireAfter = time.Duration(expire)
+		r.Enqueued, r.Updated = r.Enqueued.UTC(), r.Updated.UTC()
+		if job != nil {
+			r.Job = json.RawMessage(*job)
+		}
+		if res != nil {
+			r.Response = json.RawMessage(*res)
+		}
+		byID[r.ID] = &r
+		if pruned != nil {
+			prunedAt[r.ID] = pruned.UTC()
+		}
 	}
-	if err != nil {
-		return nil, s.fail("reading "+fmt.Sprintf("%q", id), err)
+	if err == nil {
+		rows.Close()
+		err = rows.Err()
+	} else if rows != nil {
+		rows.Close()
 	}
-	if pruned != nil {
-		return nil, prunedError(id, tombstone{State: r.State, Updated: r.Updated.UTC(), Pruned: pruned.UTC()})
+	for i, id := range ids {
+		r := byID[id]
+		pruned, isPruned := prunedAt[id]
+		switch {
+		case err != nil:
+			errs[i] = s.fail(fmt.Sprintf("reading %q", id), err)
+		case r == nil:
+			errs[i] = fmt.Errorf("%w: %q", ErrNotFound, id)
+		case isPruned:
+			errs[i] = prunedError(id, tombstone{State: r.State, Updated: r.Updated, Pruned: pruned})
+		default:
+			rec := *r
+			recs[i] = &rec
+		}
 	}
-	r.ExpireAfter = time.Duration(expire)
-	r.Enqueued, r.Updated = r.Enqueued.UTC(), r.Updated.UTC()
-	if job != nil {
-		r.Job = json.RawMessage(*job)
-	}
-	if res != nil {
-		r.Response = json.RawMessage(*res)
-	}
-	return &r, nil
+	return recs, errs
 }
 
 // add inserts r in one statement; an ID already there (pruned or not) adds nothing. Two adds

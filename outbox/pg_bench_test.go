@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 // BenchmarkEnqueueStores puts the stores side by side in one run: durable Enqueue with 1 and
 // 16 producers to the bbolt file, to a queue in PostgreSQL (a local server the test starts,
 // synchronous_commit on), and a hand-written loop of INSERT ... ON CONFLICT DO NOTHING on the
-// same server, which is the most any store there can do.
+// same server, which is the most any store there can do. cpu-ms/op and db-cpu-ms/op are the
+// CPU per Enqueue of this process and of the server's processes.
 //
 //	go test -run '^$' -bench EnqueueStores -benchtime 2s -count 6 ./outbox
 func BenchmarkEnqueueStores(b *testing.B) {
@@ -28,14 +30,14 @@ func BenchmarkEnqueueStores(b *testing.B) {
 	for _, producers := range []int{1, 16} {
 		b.Run(fmt.Sprintf("store=bbolt/producers=%d", producers), func(b *testing.B) {
 			ob, _ := openOutbox(b, nil)
-			benchProducers(b, producers, func(i int64) error {
+			benchProducers(b, producers, nil, func(i int64) error {
 				_, err := ob.Enqueue(context.Background(), Intent{ID: fmt.Sprint("b", i), Printer: "line1", Job: j})
 				return err
 			})
 		})
 		b.Run(fmt.Sprintf("store=postgres/producers=%d", producers), func(b *testing.B) {
 			ob := openPG(b, pgtest.DSN(b), "bench", nil)
-			benchProducers(b, producers, func(i int64) error {
+			benchProducers(b, producers, pgtest.Shared(b).CPU, func(i int64) error {
 				_, err := ob.Enqueue(context.Background(), Intent{ID: fmt.Sprint("b", i), Printer: "line1", Job: j})
 				return err
 			})
@@ -56,7 +58,7 @@ func BenchmarkEnqueueStores(b *testing.B) {
 				enqueued timestamptz DEFAULT now(), PRIMARY KEY (queue, id))`); err != nil {
 				b.Fatal(err)
 			}
-			benchProducers(b, producers, func(i int64) error {
+			benchProducers(b, producers, pgtest.Shared(b).CPU, func(i int64) error {
 				_, err := pool.Exec(context.Background(), `INSERT INTO bench (queue, id, printer, job) VALUES ($1, $2, $3, $4)
 					ON CONFLICT DO NOTHING`, "bench", fmt.Sprint("b", i), "line1", string(body))
 				return err
@@ -65,12 +67,20 @@ func BenchmarkEnqueueStores(b *testing.B) {
 	}
 }
 
-// benchProducers runs b.N calls of enqueue from producers goroutines and reports intents/s.
-func benchProducers(b *testing.B, producers int, enqueue func(i int64) error) {
+// benchProducers runs b.N calls of enqueue from producers goroutines and reports intents/s,
+// and the CPU per call of this process (cpu-ms/op) and of the server's processes when the
+// tests started the server (db-cpu-ms/op): on a shared machine they vary far less than the
+// rate.
+func benchProducers(b *testing.B, producers int, dbCPU func() (time.Duration, bool), enqueue func(i int64) error) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	if dbCPU == nil {
+		dbCPU = func() (time.Duration, bool) { return 0, false }
+	}
 	b.ResetTimer()
 	start := time.Now()
+	cpu0 := processCPU()
+	db0, dbOK := dbCPU()
 	for range producers {
 		wg.Add(1)
 		go func() {
@@ -90,6 +100,19 @@ func benchProducers(b *testing.B, producers int, enqueue func(i int64) error) {
 	wg.Wait()
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "intents/s")
+	b.ReportMetric(float64(processCPU()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+	if db1, ok := dbCPU(); ok && dbOK {
+		b.ReportMetric(float64(db1-db0)/float64(time.Millisecond)/float64(b.N), "db-cpu-ms/op")
+	}
+}
+
+// processCPU is this process's user and system CPU time in nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // BenchmarkDeliveryPostgres is BenchmarkDelivery's outbox on a queue in PostgreSQL: the

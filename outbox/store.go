@@ -41,6 +41,13 @@ type store interface {
 	close() error
 }
 
+// multiLookupStore is a store that reads several IDs at once (pgStore), where each read is a round
+// trip.
+type multiLookupStore interface {
+	// lookupEach returns lookup's answer for each of ids, in their order.
+	lookupEach(ctx context.Context, ids []string) ([]*record, []error)
+}
+
 // sharedStore is a store that several Outboxes use at once (pgStore). Each printer's lane is
 // delivered by the one Outbox holding its lease; the index of an Outbox holds only the lanes
 // it holds, and sync brings it up to date.
