@@ -122,4 +122,6 @@
 //     watch-counters, print-and-confirm, history, outbox) each run against a simulator they
 //     start in-process, or against a printer given with -url; examples/quickstart only reads a
 //     real printer unless told -allow-writes.
+//   - examples/systemd holds hardened service units for the exporter and the bridge; the
+//     README's "Running as a service or container" section has them and the OCI images.
 package labelprinter

@@ -209,7 +209,7 @@ func TestWireShape(t *testing.T) {
 			if got := h.Get("Accept"); got != tc.accept {
 				t.Errorf("Accept %q, want %q", got, tc.accept)
 			}
-			if got := h.Get("User-Agent"); got != "plant/2 go-labelprinter/"+Version {
+			if got := h.Get("User-Agent"); got != "plant/2 go-labelprinter/"+moduleVersion() {
 				t.Errorf("User-Agent %q", got)
 			}
 			if h.Get("Authorization") != "Bearer tok" || h.Get("X-Api-Key") != "k1" {
