@@ -17,7 +17,7 @@ import (
 // This file holds the file store: the entries in one bbolt file that one Outbox owns.
 
 // boltStore keeps the entries in a bbolt file: one bucket of records by sequence number, one
-// of IDs, one of the tombstones of pruned entries.
+// of IDs, one of the tombstones of pruned entries, and the indexes of boltindex.go.
 type boltStore struct {
 	db   *bolt.DB
 	path string
@@ -93,7 +93,7 @@ func (s *boltStore) load(now time.Time) (unknown, pending []*record, err error) 
 			if err := m.Put(keyFormat, []byte(formatVersion)); err != nil {
 				return err
 			}
-			for _, b := range [][]byte{bucketEntries, bucketIDs, bucketPruned} {
+			for _, b := range [][]byte{bucketEntries, bucketIDs, bucketPruned, bucketOpen, bucketCounts} {
 				if _, err := tx.CreateBucket(b); err != nil {
 					return err
 				}
@@ -102,49 +102,57 @@ func (s *boltStore) load(now time.Time) (unknown, pending []*record, err error) 
 		}
 		switch f := meta.Get(keyFormat); {
 		case bytes.Equal(f, []byte(formatVersion)):
-		case bytes.Equal(f, []byte(formatV1)):
-			// The first format lacks kinds and pruned IDs; its entries read unchanged. The new
-			// mark keeps a version that knows neither from misreading the file afterwards.
+		case bytes.Equal(f, []byte(formatV2)), bytes.Equal(f, []byte(formatV1)):
+			// The first format lacks kinds and pruned IDs, and both lack the indexes; their
+			// entries read unchanged. The indexes are built from the entries once, and the new
+			// mark keeps a version that would not keep them from writing the file afterwards.
 			if _, err := tx.CreateBucketIfNotExists(bucketPruned); err != nil {
 				return err
+			}
+			if tx.Bucket(bucketEntries) == nil {
+				return fmt.Errorf("outbox: %s is not an outbox file: buckets missing", path)
+			}
+			if err := buildIndexes(tx); err != nil {
+				return fmt.Errorf("%w (in %s)", err, path)
 			}
 			if err := meta.Put(keyFormat, []byte(formatVersion)); err != nil {
 				return err
 			}
 		default:
-			return fmt.Errorf("outbox: %s has format %q; this version reads %q and %q", path, f, formatVersion, formatV1)
+			return fmt.Errorf("outbox: %s has format %q; this version reads %q, %q and %q", path, f, formatVersion, formatV2, formatV1)
 		}
-		entries := tx.Bucket(bucketEntries)
-		if entries == nil || tx.Bucket(bucketIDs) == nil || tx.Bucket(bucketPruned) == nil {
+		entries, open := tx.Bucket(bucketEntries), tx.Bucket(bucketOpen)
+		if entries == nil || tx.Bucket(bucketIDs) == nil || tx.Bucket(bucketPruned) == nil || open == nil || tx.Bucket(bucketCounts) == nil {
 			return fmt.Errorf("outbox: %s is not an outbox file: buckets missing", path)
 		}
-		c := entries.Cursor()
+		// Only sending and pending entries are needed here, which the index names: a settled
+		// one (most of a file that has run for long) is not read at all.
+		var sending []*record
+		c := open.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			// Only sending and pending entries are needed here: a settled one (most of a file
-			// that has run for long) is read for its state alone, not decoded with its job
-			// and its answer.
-			if st, err := recordState(v); err == nil && st != Sending && st != Pending {
+			if st := State(v); st != Sending && st != Pending {
 				continue
 			}
-			r, err := decodeRecord(v)
+			r, err := decodeRecord(entries.Get(k))
 			if err != nil {
 				return fmt.Errorf("%w (in %s)", err, path)
 			}
 			switch r.State {
 			case Sending:
-				orphaned(r, now)
-				b, err := r.encode()
-				if err != nil {
-					return err
-				}
-				if err := entries.Put(bytes.Clone(k), b); err != nil {
-					return err
-				}
-				s.changed(r)
-				unknown = append(unknown, r)
+				sending = append(sending, r)
 			case Pending:
 				pending = append(pending, r)
+			default:
+				return fmt.Errorf("outbox: %s: entry %q is %s, and its index says %s: the index is damaged", path, r.ID, r.State, v)
 			}
+		}
+		for _, r := range sending {
+			orphaned(r, now)
+			if err := putRecord(tx, seqKey(r.Seq), r); err != nil {
+				return err
+			}
+			s.changed(r)
+			unknown = append(unknown, r)
 		}
 		return nil
 	})
@@ -232,12 +240,8 @@ func (s *boltStore) add(ctx context.Context, in *record) (*record, bool, error) 
 		}
 		r := *in
 		r.Seq = seq
-		b, err := r.encode()
-		if err != nil {
-			return err
-		}
 		key := seqKey(seq)
-		if err := entries.Put(key, b); err != nil {
+		if err := putRecord(tx, key, &r); err != nil {
 			return err
 		}
 		if err := ids.Put([]byte(in.ID), key); err != nil {
@@ -250,11 +254,26 @@ func (s *boltStore) add(ctx context.Context, in *record) (*record, bool, error) 
 	return stored, created, err
 }
 
-// list reads the entries in the given states (all with none), in sequence order.
+// list reads the entries in the given states (all with none), in sequence order: through the
+// index when they are all states it holds, so that settled entries are not read.
 func (s *boltStore) list(_ context.Context, states []State) ([]*record, error) {
 	var out []*record
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketEntries).ForEach(func(_, v []byte) error {
+		entries := tx.Bucket(bucketEntries)
+		if allIndexed(states) {
+			return tx.Bucket(bucketOpen).ForEach(func(k, v []byte) error {
+				if !containsState(states, State(v)) {
+					return nil
+				}
+				r, err := decodeRecord(entries.Get(k))
+				if err != nil {
+					return err
+				}
+				out = append(out, r)
+				return nil
+			})
+		}
+		return entries.ForEach(func(_, v []byte) error {
 			r, err := decodeRecord(v)
 			if err != nil {
 				return err
@@ -288,13 +307,12 @@ func (s *boltStore) change(_ context.Context, id string, now time.Time, f func(*
 			return err
 		}
 		r.Updated = now
-		b, err := r.encode()
-		if err != nil {
+		if err := putRecord(tx, k, r); err != nil {
 			return err
 		}
 		s.changed(r)
 		done = r
-		return entries.Put(bytes.Clone(k), b)
+		return nil
 	})
 	return done, err
 }
@@ -316,11 +334,7 @@ func (s *boltStore) update(seqs []uint64, now time.Time, f func(*record) bool) (
 				continue
 			}
 			r.Updated = now
-			b, err := r.encode()
-			if err != nil {
-				return err
-			}
-			if err := entries.Put(k, b); err != nil {
+			if err := putRecord(tx, k, r); err != nil {
 				return err
 			}
 			s.changed(r)
@@ -349,12 +363,11 @@ func (s *boltStore) begin(_ context.Context, it *item, now time.Time, f func(*re
 
 func (s *boltStore) finish(_ context.Context, r *record) error {
 	return s.write(func(tx *bolt.Tx) error {
-		b, err := r.encode()
-		if err != nil {
+		if err := putRecord(tx, seqKey(r.Seq), r); err != nil {
 			return err
 		}
 		s.changed(r)
-		return tx.Bucket(bucketEntries).Put(seqKey(r.Seq), b)
+		return nil
 	})
 }
 
@@ -391,7 +404,7 @@ func (s *boltStore) prune(_ context.Context, now time.Time, olderThan time.Durat
 			if err := gone.Put([]byte(r.ID), ts); err != nil {
 				return err
 			}
-			if err := entries.Delete(k); err != nil {
+			if err := deleteRecord(tx, k); err != nil {
 				return err
 			}
 			if err := ids.Delete([]byte(r.ID)); err != nil {
@@ -439,6 +452,17 @@ func (s *boltStore) forget(_ context.Context, now time.Time, olderThan time.Dura
 		return 0, err
 	}
 	return n, nil
+}
+
+// counts reads the count of every printer's entries in each state, kept with every change.
+func (s *boltStore) counts(context.Context) (map[string]map[State]int, error) {
+	var out map[string]map[State]int
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		out, err = readCounts(tx)
+		return err
+	})
+	return out, err
 }
 
 func (s *boltStore) close() error { return s.db.Close() }

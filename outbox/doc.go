@@ -12,8 +12,12 @@
 // The file is a bbolt database: every Enqueue is committed and fsynced before it returns,
 // concurrent Enqueues share one commit, and only one Outbox (in any process) can have the file
 // open at a time. [Outbox.Drain] is Run for a batch job: it sends what is due and returns.
-// Files written before kinds and pruned IDs existed open unchanged and are marked with the
-// newer format, which older versions refuse to open rather than misread.
+// The file keeps an index of its pending, sending and unknown entries and a count of each
+// printer's entries in each state, both in the transaction of every change: Open and
+// [Outbox.List] of those states read those entries alone, and [Outbox.Counts] none. Files
+// written before kinds, pruned IDs or the indexes existed open unchanged (their indexes built
+// once) and are marked with the newer format, which older versions refuse to open rather
+// than misread.
 //
 // # PostgreSQL
 //

@@ -143,9 +143,12 @@ const (
 	opTimeout = 30 * time.Second
 	// maxIDLen bounds an intent's ID, which is a key in the file and a column in listings.
 	maxIDLen = 256
-	// formatVersion marks a file as an outbox of this layout: entries of every kind and the IDs
-	// of pruned entries. formatV1, the layout before both, is read and brought up to it.
-	formatVersion = "go-labelprinter outbox 2"
+	// formatVersion marks a file as an outbox of this layout: entries of every kind, the IDs
+	// of pruned entries and the indexes of boltindex.go. formatV2 (without the indexes) and
+	// formatV1 (without kinds and pruned IDs either) are read and brought up to it; a version
+	// that knows only those refuses a file of this one, whose indexes it would not keep.
+	formatVersion = "go-labelprinter outbox 3"
+	formatV2      = "go-labelprinter outbox 2"
 	formatV1      = "go-labelprinter outbox 1"
 	// batchDelay and batchSize tune bbolt's group commit of concurrent writes (see write): a
 	// batch commits as soon as 16 writes have joined it, or 0.5 ms after the first one did.
@@ -466,6 +469,8 @@ func (o *Outbox) GetEach(ids ...string) (entries []Entry, errs []error) {
 }
 
 // List returns the entries in the given states, in enqueue order; with no states, all of them.
+// Listing pending, sending and unknown entries alone reads those entries only: a file and a
+// queue in PostgreSQL keep an index of them.
 func (o *Outbox) List(states ...State) ([]Entry, error) {
 	for _, s := range states {
 		if !s.valid() {
@@ -492,6 +497,21 @@ func (o *Outbox) List(states ...State) ([]Entry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// Counts returns how many entries each printer has in each state: printer (""  for the
+// single-printer path) -> state -> entries; a state with none is absent. A file keeps these
+// counts with every change, so Counts reads no entry, however long its history; a queue in
+// PostgreSQL counts them in the database.
+func (o *Outbox) Counts() (map[string]map[State]int, error) {
+	o.gate.RLock()
+	defer o.gate.RUnlock()
+	if o.closed {
+		return nil, errClosed
+	}
+	ctx, cancel := o.opContext()
+	defer cancel()
+	return o.store.counts(ctx)
 }
 
 func containsState(states []State, s State) bool {

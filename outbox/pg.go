@@ -92,6 +92,7 @@ CREATE TABLE IF NOT EXISTS labelprinter_outbox_entries (
 );
 CREATE INDEX IF NOT EXISTS labelprinter_outbox_entries_open ON labelprinter_outbox_entries (queue, printer, seq)
 	WHERE state IN ('pending', 'sending');
+` + pgUnsettledIndex + `;
 CREATE TABLE IF NOT EXISTS labelprinter_outbox_lanes (
 	queue text NOT NULL,
 	printer text NOT NULL,
@@ -460,6 +461,10 @@ func (s *pgStore) setup(ctx context.Context) error {
 	if errors.As(err, &newer) {
 		return err
 	}
+	if err == nil && doing != "creating the outbox tables" {
+		doing = "adding the index of unsettled entries"
+		err = s.addUnsettledIndex(ctx)
+	}
 	if err != nil {
 		return s.fail(doing, err)
 	}
@@ -475,6 +480,27 @@ func (s *pgStore) setup(ctx context.Context) error {
 }
 
 var errMissing = errors.New("outbox tables missing")
+
+// addUnsettledIndex adds the index of pending, sending and unknown entries to tables made
+// before it was part of them (version 1 either way: versions without it read the tables
+// as before). It is looked for first, so an open of tables that have it takes no lock.
+func (s *pgStore) addUnsettledIndex(ctx context.Context) error {
+	var has bool
+	if err := s.db().QueryRow(ctx, `SELECT to_regclass('labelprinter_outbox_entries_unsettled') IS NOT NULL`).Scan(&has); err != nil || has {
+		return err
+	}
+	return pgx.BeginTxFunc(ctx, s.db(), s.abandon.TxOptions(), func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286135)`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, pgUnsettledIndex)
+		return err
+	})
+}
+
+// pgUnsettledIndex is the index List reads pending, sending and unknown entries by.
+const pgUnsettledIndex = `CREATE INDEX IF NOT EXISTS labelprinter_outbox_entries_unsettled ON labelprinter_outbox_entries (queue, seq)
+	WHERE state IN ('pending', 'sending', 'unknown') AND pruned IS NULL`
 
 // newerTables is the error for tables of a version newer than this code's.
 type newerTables int
@@ -630,14 +656,47 @@ func (s *pgStore) list(ctx context.Context, states []State) ([]*record, error) {
 	for i, st := range states {
 		names[i] = string(st)
 	}
-	rows, err := s.db().Query(ctx, `SELECT `+pgCols+` FROM labelprinter_outbox_entries
-		WHERE queue = $1 AND pruned IS NULL AND (cardinality($2::text[]) = 0 OR state = ANY($2)) ORDER BY seq`, s.queue, names)
+	q := `SELECT ` + pgCols + ` FROM labelprinter_outbox_entries
+		WHERE queue = $1 AND pruned IS NULL AND (cardinality($2::text[]) = 0 OR state = ANY($2)) ORDER BY seq`
+	if allIndexed(states) {
+		// The partial index's own condition, written out, is what lets the planner use it:
+		// the settled entries are not read.
+		q = `SELECT ` + pgCols + ` FROM labelprinter_outbox_entries
+		WHERE queue = $1 AND state IN ('pending', 'sending', 'unknown') AND pruned IS NULL AND state = ANY($2) ORDER BY seq`
+	}
+	rows, err := s.db().Query(ctx, q, s.queue, names)
 	if err != nil {
 		return nil, s.fail("listing", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*record, error) { return scanRecord(row) })
 	if err != nil {
 		return nil, s.fail("listing", err)
+	}
+	return out, nil
+}
+
+// counts counts the queue's entries by printer and state in the database, which sends back
+// one row per printer and state.
+func (s *pgStore) counts(ctx context.Context) (map[string]map[State]int, error) {
+	rows, err := s.db().Query(ctx, `SELECT printer, state, count(*) FROM labelprinter_outbox_entries
+		WHERE queue = $1 AND pruned IS NULL GROUP BY printer, state`, s.queue)
+	if err != nil {
+		return nil, s.fail("counting", err)
+	}
+	out := map[string]map[State]int{}
+	var (
+		printer, state string
+		n              int
+	)
+	_, err = pgx.ForEachRow(rows, []any{&printer, &state, &n}, func() error {
+		if out[printer] == nil {
+			out[printer] = map[State]int{}
+		}
+		out[printer][State(state)] = n
+		return nil
+	})
+	if err != nil {
+		return nil, s.fail("counting", err)
 	}
 	return out, nil
 }

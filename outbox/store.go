@@ -20,8 +20,12 @@ type store interface {
 	// an ID already taken returns the stored entry and false, the ID of a pruned entry an
 	// error matching ErrPruned. Concurrent adds of one ID store one entry.
 	add(ctx context.Context, r *record) (*record, bool, error)
-	// list returns the records in the given states (every one with none), in sequence order.
+	// list returns the records in the given states (every one with none), in sequence order;
+	// of pending, sending and unknown alone it reads those entries only.
 	list(ctx context.Context, states []State) ([]*record, error)
+	// counts returns how many entries each printer has in each state (none: absent), without
+	// reading the entries into the process.
+	counts(ctx context.Context) (map[string]map[State]int, error)
 	// change applies f to the record of id and commits it with Updated set to now (or the
 	// store's own clock); f's error leaves it as it was and is returned.
 	change(ctx context.Context, id string, now time.Time, f func(*record) error) (*record, error)
