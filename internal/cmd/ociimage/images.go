@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/labelprinter/go-labelprinter/internal/ociimage"
 )
@@ -66,7 +67,7 @@ var specs = []spec{
 
 // meta is what the images say about the source they were built from.
 type meta struct {
-	version  string // without a leading v, as prometheus/common/version has it
+	version  string // as the release has it, without a leading v (prometheus/common/version's)
 	revision string // the commit
 	source   string // the repository's URL
 	created  string // RFC 3339, the commit time
@@ -74,7 +75,7 @@ type meta struct {
 
 // image returns the image of s holding the static binary bin and the CA bundle ca.
 func (s spec) image(m meta, arch string, bin, ca []byte) (ociimage.Image, error) {
-	created, err := parseTime(m.created)
+	created, err := time.Parse(time.RFC3339, m.created)
 	if err != nil {
 		return ociimage.Image{}, err
 	}

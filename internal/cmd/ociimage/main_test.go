@@ -26,27 +26,49 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TestFlags: bad flags exit 2 with a message naming the flag, before anything is built.
+// TestFlags: bad flags and binaries that are no release's exit 2 with a message naming the
+// flag or file, before anything is written.
 func TestFlags(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.pem")
 	if err := os.WriteFile(empty, []byte("not a certificate\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	given := []string{"-version", "1.2.3", "-revision", strings.Repeat("a", 40), "-created", "2026-11-27T23:29:25Z"}
 	out := filepath.Join(dir, "out")
-	for _, c := range []struct {
+	text, dynamic := filepath.Join(dir, "text"), filepath.Join(dir, "dynamic")
+	for _, d := range []string{text, dynamic} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(text, "labelprinter-exporter"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
 		args []string
 		want string
 	}{
-		{nil, "-out is required"},
-		{[]string{"-out", out, "-arch", "linux/amd64"}, `-arch "linux/amd64": want a GOARCH`},
-		{[]string{"-out", out, "-images", "labelprinter-exporter,labelctl"}, `-images: no image "labelctl"; there are labelprinter-exporter, labelprinter-mqtt, printersim`},
-		{[]string{"-out", out, "-ca-bundle", filepath.Join(dir, "missing.pem")}, "-ca-bundle: open " + filepath.Join(dir, "missing.pem")},
-		{[]string{"-out", out, "-ca-bundle", empty}, "-ca-bundle " + empty + " holds no PEM certificate"},
-		{append([]string{"-out", out}, append(given[:4:4], "-created", "yesterday")...), `-created "yesterday": want an RFC 3339 time`},
-		{append(append([]string{"-out", out}, given...), "extra"), `takes no arguments, got ["extra"]`},
-	} {
+		{nil, "-binaries is required"},
+		{[]string{"-binaries", dir}, "-version is required"},
+		{[]string{"-binaries", dir, "-version", "1.2.3"}, "-out is required"},
+		{[]string{"-binaries", dir, "-version", "1.2.3", "-out", out, "-images", "labelprinter-exporter,labelctl"}, `-images: no image "labelctl"; there are labelprinter-exporter, labelprinter-mqtt, printersim`},
+		{[]string{"-binaries", dir, "-version", "1.2.3", "-out", out, "-ca-bundle", filepath.Join(dir, "missing.pem")}, "-ca-bundle: open " + filepath.Join(dir, "missing.pem")},
+		{[]string{"-binaries", dir, "-version", "1.2.3", "-out", out, "-ca-bundle", empty}, "-ca-bundle " + empty + " holds no PEM certificate"},
+		{[]string{"-binaries", dir, "-version", "1.2.3", "-out", out}, "-binaries: open " + filepath.Join(dir, "labelprinter-exporter")},
+		{[]string{"-binaries", text, "-version", "1.2.3", "-out", out}, "-binaries: " + filepath.Join(text, "labelprinter-exporter") + ": not an ELF executable"},
+		{[]string{"-binaries", dir, "-version", "1.2.3", "-out", out, "extra"}, `takes no arguments, got ["extra"]`},
+	}
+	// A program of this machine's C library, where there is one.
+	if b, err := os.ReadFile("/bin/true"); err == nil {
+		if err := os.WriteFile(filepath.Join(dynamic, "labelprinter-exporter"), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, struct {
+			args []string
+			want string
+		}{[]string{"-binaries", dynamic, "-version", "1.2.3", "-out", out}, "dynamically linked (it names an interpreter): build it with CGO_ENABLED=0"})
+	}
+	for _, c := range cases {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), c.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 saying %q", c.args, code, stderr.String(), c.want)
@@ -54,6 +76,97 @@ func TestFlags(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("-out was made after a bad flag: %v", err)
+	}
+}
+
+// TestReleaseBinariesOnly builds a small static program as a release does (in a git checkout,
+// -buildvcs=true, its version set with the linker) and as it must not be, and makes an image
+// of each: the release's gets the commit and its time from the binary and the version given;
+// a wrong -version, a build of uncommitted changes and one recording no commit are refused.
+func TestReleaseBinariesOnly(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build the program with")
+	}
+	gitTool, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git to make a checkout with: install git")
+	}
+	src := t.TempDir()
+	sh := func(name string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = src
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64", "GOFLAGS=", "GOTOOLCHAIN=local",
+			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+			"GIT_COMMITTER_DATE=2026-11-27T23:29:25Z", "GIT_AUTHOR_DATE=2026-11-27T23:29:25Z")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+	}
+	files := map[string]string{
+		"go.mod":  "module example.com/rel\n\ngo 1.21\n",
+		"main.go": "package main\n\nvar version string\n\nfunc main() { println(version) }\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh(gitTool, "init", "-q")
+	sh(gitTool, "add", ".")
+	sh(gitTool, "commit", "-q", "-m", "one")
+	head, err := exec.Command(gitTool, "-C", src, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(dir string, flags ...string) string {
+		t.Helper()
+		bins := filepath.Join(t.TempDir(), dir)
+		args := append([]string{"build", "-trimpath", "-ldflags", "-s -w -X main.version=9.8.7-rc.1"}, flags...)
+		sh(goTool, append(args, "-o", filepath.Join(bins, "printersim"), ".")...)
+		return bins
+	}
+	release := build("release", "-buildvcs=true")
+	novcs := build("novcs", "-buildvcs=false")
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(files["main.go"]+"// changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	modified := build("modified", "-buildvcs=true")
+
+	out := t.TempDir()
+	for _, c := range []struct {
+		bins, version, want string
+	}{
+		{release, "9.8.7-rc.2", "-version 9.8.7-rc.2: " + filepath.Join(release, "printersim") + " does not hold it"},
+		{novcs, "9.8.7-rc.1", "records no commit (built without -buildvcs=true, or outside a git checkout): not a release build"},
+		{modified, "9.8.7-rc.1", "was built from a checkout with uncommitted changes: not a release build"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{"-binaries", c.bins, "-version", c.version, "-images", "printersim", "-out", out}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%s: exit %d, %q; want 2 saying %q", filepath.Base(c.bins), code, stderr.String(), c.want)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-binaries", release, "-version", "9.8.7-rc.1", "-images", "printersim", "-out", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("the release's binary: exit %d, %s", code, stderr.String())
+	}
+	f, err := os.Open(filepath.Join(out, "printersim-linux-amd64.oci.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a, err := ociimage.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := a.Config.Config.Labels
+	if l["org.opencontainers.image.version"] != "9.8.7-rc.1" || l["org.opencontainers.image.revision"] != strings.TrimSpace(string(head)) ||
+		l["org.opencontainers.image.created"] != "2026-11-27T23:29:25Z" || a.Index.Manifests[0].Annotations[ociimage.RefNameAnnotation] != "printersim:9.8.7-rc.1" {
+		t.Errorf("labels %v, ref %q; want version 9.8.7-rc.1, the commit %s of 2026-11-27T23:29:25Z", l, a.Index.Manifests[0].Annotations[ociimage.RefNameAnnotation], head)
+	}
+	if !strings.Contains(stdout.String(), "printersim:9.8.7-rc.1") {
+		t.Errorf("stdout %q names no image", stdout.String())
 	}
 }
 
@@ -79,7 +192,7 @@ func imagesDir(t *testing.T) string {
 	if dir != "" {
 		return dir
 	}
-	how := "build the images with `go run ./internal/cmd/ociimage -out DIR` and set LABELPRINTER_OCI_IMAGES=DIR"
+	how := "make the images with `go run ./internal/cmd/ociimage -out DIR ...` (see its doc) and set LABELPRINTER_OCI_IMAGES=DIR"
 	if os.Getenv("LABELPRINTER_REQUIRE_OCI_IMAGES") == "1" {
 		t.Fatal("LABELPRINTER_OCI_IMAGES is not set and LABELPRINTER_REQUIRE_OCI_IMAGES=1: " + how)
 	}
@@ -130,7 +243,7 @@ func TestImages(t *testing.T) {
 			if version == "" || strings.HasPrefix(version, "v") {
 				t.Errorf("version label %q: want the version without a leading v", version)
 			}
-			if !regexp.MustCompile(`^[0-9a-f]{40}(-modified)?$`).MatchString(l["org.opencontainers.image.revision"]) {
+			if !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(l["org.opencontainers.image.revision"]) {
 				t.Errorf("revision label %q: want a commit", l["org.opencontainers.image.revision"])
 			}
 			if l["org.opencontainers.image.source"] != "https://github.com/labelprinter/go-labelprinter" ||
@@ -151,7 +264,7 @@ func TestImages(t *testing.T) {
 			if b == nil || b.Dir || b.Mode != 0o755 || b.UID != 0 || b.GID != 0 {
 				t.Fatalf("%s: %+v; want a root-owned 0755 file", bin, b)
 			}
-			checkBinary(t, b.Data, a.Config.Architecture, version)
+			checkBinary(t, b.Data, a.Config.Architecture, version, l["org.opencontainers.image.revision"], a.Config.Created)
 
 			ca := a.File("/etc/ssl/certs/ca-certificates.crt")
 			if ca == nil || ca.Mode != 0o644 || ca.UID != 0 || !x509.NewCertPool().AppendCertsFromPEM(ca.Data) {
@@ -193,8 +306,8 @@ func TestImages(t *testing.T) {
 }
 
 // checkBinary: the command is a static ELF executable for arch, built with -trimpath and
-// without cgo, holding the version of the labels.
-func checkBinary(t *testing.T, b []byte, arch, version string) {
+// without cgo from the labels' commit with no uncommitted changes, holding the labels' version.
+func checkBinary(t *testing.T, b []byte, arch, version, revision string, created time.Time) {
 	t.Helper()
 	f, err := elf.NewFile(bytes.NewReader(b))
 	if err != nil {
@@ -219,6 +332,10 @@ func checkBinary(t *testing.T, b []byte, arch, version string) {
 	}
 	if settings["-trimpath"] != "true" || settings["CGO_ENABLED"] != "0" || settings["GOOS"] != "linux" || settings["GOARCH"] != arch {
 		t.Errorf("build settings %v: want -trimpath, CGO_ENABLED=0, linux/%s", settings, arch)
+	}
+	if settings["vcs.revision"] != revision || settings["vcs.modified"] != "false" || settings["vcs.time"] != created.Format(time.RFC3339) {
+		t.Errorf("vcs.revision %q, vcs.modified %q, vcs.time %q; want the labels' commit %s of %v, unmodified",
+			settings["vcs.revision"], settings["vcs.modified"], settings["vcs.time"], revision, created)
 	}
 	// -trimpath leaves -ldflags out of the build information; the version the linker set is a
 	// string of the binary's data, which nothing else puts there.
