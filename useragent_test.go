@@ -1,6 +1,7 @@
 package labelprinter
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -55,6 +56,32 @@ func uaServer(t *testing.T) (url string, agents func() []string) {
 	}
 }
 
+// probeProgram lists the labels of the printer at its first argument with a Client of the
+// default options, so the server sees the SDK's own User-Agent.
+const probeProgram = `package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	labelprinter "` + sdkModulePath + `"
+)
+
+func main() {
+	c, err := labelprinter.NewClient(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer c.Close()
+	if _, err := c.Labels.List(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+`
+
 func goCommand(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
@@ -89,30 +116,8 @@ func TestUserAgentAsDependency(t *testing.T) {
 	files := map[string]string{
 		"go.mod": "module example.com/plant\n\n" + string(goLine) + "\n\nrequire " + sdkModulePath + " v0.9.7\n\nreplace " +
 			sdkModulePath + " => " + checkout + "\n",
-		"go.sum": string(sum),
-		"main.go": `package main
-
-import (
-	"context"
-	"fmt"
-	"os"
-
-	labelprinter "` + sdkModulePath + `"
-)
-
-func main() {
-	c, err := labelprinter.NewClient(os.Args[1])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	defer c.Close()
-	if _, err := c.Labels.List(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
-`,
+		"go.sum":  string(sum),
+		"main.go": probeProgram,
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -135,14 +140,31 @@ func main() {
 	}
 }
 
-// TestUserAgentFromClone builds labelctl from this checkout, with version control information
-// when it is a git work tree, and checks that it sends the version its build information holds
-// for the module, as go version -m reads it.
+// TestUserAgentFromClone builds a program inside this checkout's module (added by -overlay,
+// with version control information when the checkout is a git work tree) and checks that it
+// sends the version its build information holds for the module, as go version -m reads it.
 func TestUserAgentFromClone(t *testing.T) {
 	goCmd := goCommand(t)
-	bin := filepath.Join(t.TempDir(), "labelctl")
-	build := exec.Command(goCmd, "build", "-buildvcs=auto", "-o", bin, "./cmd/labelctl")
-	build.Env = append(os.Environ(), "GOFLAGS=")
+	checkout, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "main.go")
+	overlay := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(src, []byte(probeProgram), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ov, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(checkout, "internal", "uaprobe", "main.go"): src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(overlay, ov, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "uaprobe")
+	build := exec.Command(goCmd, "build", "-overlay", overlay, "-o", bin, "./internal/uaprobe")
+	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=auto")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -156,8 +178,8 @@ func TestUserAgentFromClone(t *testing.T) {
 	}
 	want := "go-labelprinter/" + strings.Replace(string(m[1]), "(devel)", "devel", 1)
 	url, agents := uaServer(t)
-	if out, err := exec.Command(bin, "--url", url, "labels", "list").CombinedOutput(); err != nil {
-		t.Fatalf("labelctl labels list: %v\n%s", err, out)
+	if out, err := exec.Command(bin, url).CombinedOutput(); err != nil {
+		t.Fatalf("program: %v\n%s", err, out)
 	}
 	if got := agents(); len(got) != 1 || got[0] != want {
 		t.Errorf("User-Agents %q, want [%s] (go version -m: %s)", got, want, m[1])
