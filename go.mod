@@ -10,7 +10,6 @@ require (
 	github.com/google/go-querystring v1.2.0
 	github.com/guptarohit/asciigraph v0.10.0
 	github.com/hashicorp/go-retryablehttp v0.7.8
-	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jarcoal/httpmock v1.4.2
 	github.com/makiuchi-d/gozxing v0.1.1

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"container/list"
+	"fmt"
 	"hash/maphash"
 	"sync"
 
-	"github.com/hashicorp/golang-lru/v2/simplelru"
 	labelprinter "github.com/labelprinter/go-labelprinter"
 )
 
@@ -24,7 +25,8 @@ type targetKey struct {
 // at about twice the cache whatever /probe is asked.
 type targetCache struct {
 	mu        sync.Mutex
-	lru       *simplelru.LRU[targetKey, struct{}]
+	order     *list.List                  // of targetKey, the most recent first
+	held      map[targetKey]*list.Element // the targets in order
 	seed      maphash.Seed
 	evictions int
 	size      int
@@ -33,19 +35,11 @@ type targetCache struct {
 
 // newTargetCache holds up to size targets; closeIdle closes every module's idle connections.
 func newTargetCache(size int, closeIdle func()) (*targetCache, error) {
-	c := &targetCache{seed: maphash.MakeSeed(), size: size, closeIdle: closeIdle}
-	l, err := simplelru.NewLRU[targetKey, struct{}](size, func(targetKey, struct{}) {
-		c.evictions++
-		if c.evictions >= c.size && c.closeIdle != nil {
-			c.evictions = 0
-			c.closeIdle()
-		}
-	})
-	if err != nil {
-		return nil, err
+	if size <= 0 {
+		return nil, fmt.Errorf("target cache size must be positive, got %d", size)
 	}
-	c.lru = l
-	return c, nil
+	return &targetCache{order: list.New(), held: make(map[targetKey]*list.Element, size),
+		seed: maphash.MakeSeed(), size: size, closeIdle: closeIdle}, nil
 }
 
 func (c *targetCache) key(m *module, target string) targetKey {
@@ -56,21 +50,38 @@ func (c *targetCache) key(m *module, target string) targetKey {
 func (c *targetCache) touch(m *module, target string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.lru.Add(c.key(m, target), struct{}{})
+	k := c.key(m, target)
+	if e, ok := c.held[k]; ok {
+		c.order.MoveToFront(e)
+		return
+	}
+	c.held[k] = c.order.PushFront(k)
+	if c.order.Len() <= c.size {
+		return
+	}
+	oldest := c.order.Back()
+	c.order.Remove(oldest)
+	delete(c.held, oldest.Value.(targetKey))
+	c.evictions++
+	if c.evictions >= c.size && c.closeIdle != nil {
+		c.evictions = 0
+		c.closeIdle()
+	}
 }
 
 // len returns the number of targets held.
 func (c *targetCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lru.Len()
+	return c.order.Len()
 }
 
 // contains reports whether target is held under m, without making it more recent.
 func (c *targetCache) contains(m *module, target string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lru.Contains(c.key(m, target))
+	_, ok := c.held[c.key(m, target)]
+	return ok
 }
 
 // newSDKClient builds the SDK Client of one probe on its module's HTTP client: a few hundred
