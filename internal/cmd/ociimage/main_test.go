@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -344,22 +345,24 @@ func checkBinary(t *testing.T, b []byte, arch, version, revision string, created
 	}
 }
 
-// TestPodmanRunsExporter loads the exporter's image into podman, runs it (on the host's
-// network, listening on loopback only) and scrapes it: its own metrics, and a probe of a
-// simulated printer, which show the image's binary starts and reaches a printer; the process
-// runs as 65532, and its build_info names the labels' version and commit. Skips when podman is missing, or fails when LABELPRINTER_REQUIRE_PODMAN=1.
-func TestPodmanRunsExporter(t *testing.T) {
+// podmanRun loads the image name from the built archives into podman and runs it with args
+// on the host's network (each command is told to listen on loopback only); it returns the
+// container's ID and the image's labels, and removes both at the test's end, logging the
+// container's output when the test failed. It skips when podman is missing, or fails when
+// LABELPRINTER_REQUIRE_PODMAN=1 (as .ci/run sets it where podman is installed).
+func podmanRun(t *testing.T, name string, podmanArgs []string, args ...string) (pm func(...string) (string, error), id string, labels map[string]string) {
+	t.Helper()
 	dir := imagesDir(t)
 	podman, err := exec.LookPath("podman")
 	if err != nil {
 		if os.Getenv("LABELPRINTER_REQUIRE_PODMAN") == "1" {
 			t.Fatal("podman not found and LABELPRINTER_REQUIRE_PODMAN=1: install it (Debian: apt-get install podman runc)")
 		}
-		t.Skip("podman not found: install it (Debian: apt-get install podman runc) to run the exporter's image; LABELPRINTER_REQUIRE_PODMAN=1 makes this a failure")
+		t.Skip("podman not found: install it (Debian: apt-get install podman runc) to run the images; LABELPRINTER_REQUIRE_PODMAN=1 makes this a failure")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	pm := func(args ...string) (string, error) {
+	t.Cleanup(cancel)
+	pm = func(args ...string) (string, error) {
 		var stderr bytes.Buffer
 		cmd := exec.CommandContext(ctx, podman, args...)
 		cmd.Stderr = &stderr
@@ -369,7 +372,7 @@ func TestPodmanRunsExporter(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out)), nil
 	}
-	file := archive(t, dir, "labelprinter-exporter")
+	file := archive(t, dir, name)
 	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
@@ -379,7 +382,6 @@ func TestPodmanRunsExporter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	labels := a.Config.Config.Labels
 	out, err := pm("load", "-i", file)
 	if err != nil {
 		t.Fatal(err)
@@ -389,68 +391,87 @@ func TestPodmanRunsExporter(t *testing.T) {
 		t.Fatalf("podman load said %q, naming no image", out)
 	}
 	image := m[1]
-	defer func() { _, _ = pm("rmi", image) }() // a run per commit would otherwise pile images up
+	t.Cleanup(func() { _, _ = pm("rmi", image) }) // a run per commit would otherwise pile images up
 
+	run := []string{"run", "-d", "--rm", "--network=host",
+		// A sandboxed root without CAP_SYS_RESOURCE cannot raise the limits to podman's defaults.
+		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096"}
+	if _, err := exec.LookPath("runc"); err == nil {
+		// crun refuses a cgroup v1 hierarchy that also mounts a named systemd hierarchy; runc
+		// runs on both.
+		run = append(run, "--runtime", "runc")
+	}
+	run = append(append(append(run, podmanArgs...), image), args...)
+	id, err = pm(run...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if logs, err := pm("logs", id); err == nil && t.Failed() {
+			t.Logf("the container's output:\n%s", logs)
+		}
+		_, _ = pm("rm", "-f", "-v", "-t", "5", id) // -v: the anonymous volume of the image's VOLUME too
+	})
+	return pm, id, a.Config.Config.Labels
+}
+
+// get answers a GET of url within 10 s.
+func get(url string) (int, string, error) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// await returns the body of url once it answers 200, or fails after 90 s.
+func await(t *testing.T, url string) string {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		code, body, err := get(url)
+		if err == nil && code == 200 {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the container did not answer %s with 200: %d, %v, %q", url, code, err, body)
+		}
+	}
+}
+
+// checkBuildInfo: the metric says the version and commit of the image's labels, which the
+// linker set.
+func checkBuildInfo(t *testing.T, metrics, metric string, labels map[string]string) {
+	t.Helper()
+	line := regexp.MustCompile(`(?m)^` + metric + `\{.*\} 1$`).FindString(metrics)
+	if !strings.Contains(line, `revision="`+labels["org.opencontainers.image.revision"]+`"`) ||
+		!strings.Contains(line, `version="`+labels["org.opencontainers.image.version"]+`"`) {
+		t.Errorf("%s %q, want the labels' version %s and revision %s", metric, line,
+			labels["org.opencontainers.image.version"], labels["org.opencontainers.image.revision"])
+	}
+}
+
+// TestPodmanRunsExporter runs the exporter's image and scrapes it: its own metrics, with its
+// build_info naming the labels' version and commit, and a probe of a simulated printer, which
+// show the image's binary starts and reaches a printer; the process runs as 65532.
+func TestPodmanRunsExporter(t *testing.T) {
 	sim, err := printersim.Start(printersim.WithPrinters("line1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sim.Close()
 	port := freePort(t)
+	pm, id, labels := podmanRun(t, "labelprinter-exporter", nil, "--listen", "127.0.0.1:"+port)
 
-	args := []string{"run", "-d", "--rm", "--network=host",
-		// A sandboxed root without CAP_SYS_RESOURCE cannot raise the limits to podman's defaults.
-		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096"}
-	if _, err := exec.LookPath("runc"); err == nil {
-		// crun refuses a cgroup v1 hierarchy that also mounts a named systemd hierarchy; runc
-		// runs on both.
-		args = append(args, "--runtime", "runc")
-	}
-	args = append(args, image, "--listen", "127.0.0.1:"+port)
-	id, err := pm(args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if logs, err := pm("logs", id); err == nil && t.Failed() {
-			t.Logf("the container's output:\n%s", logs)
-		}
-		_, _ = pm("rm", "-f", "-t", "5", id)
-	}()
-
-	client := &http.Client{Timeout: 10 * time.Second}
-	defer client.CloseIdleConnections()
-	get := func(path string) (int, string, error) {
-		resp, err := client.Get("http://127.0.0.1:" + port + path)
-		if err != nil {
-			return 0, "", err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), err
-	}
-	var metrics string
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		code, body, err := get("/metrics")
-		if err == nil && code == 200 {
-			metrics = body
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the exporter in the container did not answer /metrics: %d, %v", code, err)
-		}
-	}
+	metrics := await(t, "http://127.0.0.1:"+port+"/metrics")
 	if !strings.Contains(metrics, "labelprinter_exporter_config_last_reload_successful 1") {
 		t.Errorf("/metrics lacks labelprinter_exporter_config_last_reload_successful 1:\n%s", metrics)
 	}
-	// The version and commit the linker set are those of the image's labels.
-	buildInfo := regexp.MustCompile(`(?m)^labelprinter_exporter_build_info\{.*\} 1$`).FindString(metrics)
-	if !strings.Contains(buildInfo, `revision="`+labels["org.opencontainers.image.revision"]+`"`) ||
-		!strings.Contains(buildInfo, `version="`+labels["org.opencontainers.image.version"]+`"`) {
-		t.Errorf("build_info %q, want the labels' version %s and revision %s", buildInfo,
-			labels["org.opencontainers.image.version"], labels["org.opencontainers.image.revision"])
-	}
-	code, body, err := get("/probe?target=" + sim.URL + "&printer=line1")
+	checkBuildInfo(t, metrics, "labelprinter_exporter_build_info", labels)
+	code, body, err := get("http://127.0.0.1:" + port + "/probe?target=" + sim.URL + "&printer=line1")
 	if err != nil || code != 200 || !strings.Contains(body, "labelprinter_up 1") {
 		t.Errorf("probe of the simulator: %d, %v:\n%s", code, err, body)
 	}
@@ -465,6 +486,68 @@ func TestPodmanRunsExporter(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^Uid:\t65532\t65532\t65532\t65532$`).Match(status) {
 		t.Errorf("the exporter's process runs as %s, want 65532", regexp.MustCompile(`(?m)^Uid:.*$`).Find(status))
+	}
+}
+
+// TestPodmanRunsBridge runs the bridge's image with its configuration mounted where the image
+// reads it and its state in the image's volume, as the README shows, and an embedded broker:
+// it becomes ready, which it is only once it made its outbox in the volume as user 65532 and
+// connected, and its build_info names the labels' version and commit.
+func TestPodmanRunsBridge(t *testing.T) {
+	sim, err := printersim.Start(printersim.WithPrinters("line1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	web, broker := freePort(t), freePort(t)
+	cfg := filepath.Join(t.TempDir(), "bridge.yml")
+	yml := "broker: {client_id: image-test}\nstate_dir: /var/lib/labelprinter-mqtt\npoll_interval: 1s\n" +
+		"printers: [{name: line1, url: \"" + sim.URL + "\", printer: line1}]\n"
+	if err := os.WriteFile(cfg, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pm, id, labels := podmanRun(t, "labelprinter-mqtt", []string{"-v", cfg + ":/etc/labelprinter-mqtt/bridge.yml:ro"},
+		"--config.file", "/etc/labelprinter-mqtt/bridge.yml", "--web.listen-address", "127.0.0.1:"+web,
+		"--embedded-broker", "127.0.0.1:"+broker)
+
+	await(t, "http://127.0.0.1:"+web+"/readyz")
+	metrics := await(t, "http://127.0.0.1:"+web+"/metrics")
+	checkBuildInfo(t, metrics, "labelprinter_mqtt_build_info", labels)
+	// The outbox files are in the image's volume, the user's.
+	vol, err := pm("inspect", "-f", `{{range .Mounts}}{{if eq .Destination "/var/lib/labelprinter-mqtt"}}{{.Source}}{{end}}{{end}}`, id)
+	if err != nil || vol == "" {
+		t.Fatalf("no volume at /var/lib/labelprinter-mqtt: %q, %v", vol, err)
+	}
+	entries, err := os.ReadDir(vol)
+	if err != nil || len(entries) == 0 {
+		t.Errorf("the volume %s holds %d files, %v; want the outbox", vol, len(entries), err)
+	}
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, ok := info.Sys().(*syscall.Stat_t)
+		if !ok {
+			t.Fatalf("%s: no owner to read", e.Name())
+		}
+		if st.Uid != 65532 {
+			t.Errorf("%s in the volume: owner %d, want 65532", e.Name(), st.Uid)
+		}
+	}
+	out, err := pm("exec", id, "/usr/local/bin/labelprinter-mqtt", "--version")
+	if err != nil || !strings.Contains(out, labels["org.opencontainers.image.version"]) {
+		t.Errorf("--version in the container: %q, %v; want the labels' version", out, err)
+	}
+}
+
+// TestPodmanRunsPrintersim runs printersim's image and reads a printer's counters from it.
+func TestPodmanRunsPrintersim(t *testing.T) {
+	port := freePort(t)
+	podmanRun(t, "printersim", nil, "-addr", "127.0.0.1:"+port, "-printers", "line1,line2")
+	body := await(t, "http://127.0.0.1:"+port+"/api/v3/printers/line2/printCounters")
+	if !strings.Contains(body, `"printedLabels":0`) {
+		t.Errorf("line2's counters: %s", body)
 	}
 }
 
