@@ -29,6 +29,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -54,6 +56,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *apidiff == "" {
 		*apidiff = "apidiff"
+	}
+	// apidiff runs in the module's directory: a relative path is resolved here first.
+	if p, err := exec.LookPath(*apidiff); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			*apidiff = abs
+		}
 	}
 	m, err := loadModule(*dir)
 	if err != nil {
