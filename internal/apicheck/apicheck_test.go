@@ -114,6 +114,16 @@ func TestRules(t *testing.T) {
 	write("p/p.go", "package p\n\nfunc F() {}\n\nfunc G() {}\n\ntype T struct{ A int }\n")
 	apicheck(1, "+ pkg example.com/fix/p, func G()\nrun go run ./internal/apicheck -update to update the api files")
 	apicheck(0, "matches", "-update")
+	// -update needs no apidiff; the check does.
+	write("p/p.go", "package p\n\nfunc F() {}\n\nfunc G() {}\n\nfunc H() {}\n\ntype T struct{ A int }\n")
+	var stdout, stderr bytes.Buffer
+	missing := filepath.Join(dir, "no-apidiff")
+	if code := run([]string{"-C", dir, "-apidiff", missing, "-update"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "api/*.txt written for 1 packages") {
+		t.Fatalf("-update without apidiff: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	if code := run([]string{"-C", dir, "-apidiff", missing}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "go install golang.org/x/exp/cmd/apidiff") {
+		t.Fatalf("check without apidiff: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
 
 	// An incompatible change: unlisted, it fails before and after -update.
 	write("p/p.go", "package p\n\nfunc G() {}\n\ntype T struct{ A int64 }\n")
