@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/labelprinter/go-labelprinter/internal/buildinfo"
 	"github.com/labelprinter/go-labelprinter/mqttbridge/sparkplug"
 )
 
@@ -69,20 +69,9 @@ func newSpbNode(b *Bridge, cfg SparkplugConfig, printers []*printer) *spbNode {
 	return n
 }
 
-// softwareName is Node Info/Software: the program and the module's version.
+// softwareName is Node Info/Software: the program and its version, as --version says it.
 func softwareName() string {
-	v := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Path == "github.com/labelprinter/go-labelprinter" && bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/labelprinter/go-labelprinter" {
-				v = d.Version
-			}
-		}
-	}
-	return "labelprinter-mqtt " + v
+	return "labelprinter-mqtt " + buildinfo.Get().Version
 }
 
 // The node's topics.

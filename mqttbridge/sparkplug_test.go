@@ -565,3 +565,31 @@ func TestSparkplugBirths64(t *testing.T) {
 	}
 	checkSeq(t, msgs)
 }
+
+// TestSparkplugResultsBounded: Command/Results keeps the last 100 outcomes, oldest first, and at
+// most 1,000 wait for a DDATA (a printer dead, or the node not connected, for long).
+func TestSparkplugResultsBounded(t *testing.T) {
+	pl := startPlant(t, "p1")
+	cfg := spbConfig(t, "mqtt://127.0.0.1:1", pl, "p1")
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	p := b.printers["p1"]
+	for i := range 1005 {
+		r := Result{ID: fmt.Sprintf("r%d", i), Command: cmdPrintJob, State: StateQueued, Time: time.Now()}
+		b.spb.result(p, r.encode(), r)
+	}
+	res := b.spb.results[b.spb.byName["p1"]]
+	ds := resultsDataSet(res.ring)
+	if len(ds.Rows) != 100 || ds.Rows[0][0] != "r905" || ds.Rows[99][0] != "r1004" {
+		t.Errorf("Command/Results: %d rows, from %v to %v; want the last 100, r905 to r1004", len(ds.Rows), ds.Rows[0][0], ds.Rows[len(ds.Rows)-1][0])
+	}
+	if n := len(res.pending); n != 1000 || !strings.Contains(res.pending[0].payload, `"r5"`) {
+		t.Errorf("%d outcomes wait for a DDATA, the first %s; want 1000 from r5", n, res.pending[0].payload)
+	}
+	if !strings.Contains(res.last, `"r1004"`) {
+		t.Errorf("Command/LastResult %s, want r1004's", res.last)
+	}
+}

@@ -28,6 +28,10 @@ const (
 	metricResults    = "Command/Results"
 	// maxResults is how many outcomes Command/Results keeps.
 	maxResults = 100
+	// maxPending is how many outcomes of a printer wait for a DDATA at most (while the node
+	// is not connected, or the printer is dead, say); past it the oldest leave, and the
+	// DBIRTH's Command/Results has the last 100.
+	maxPending = 1000
 )
 
 // spbMetric is one metric of a printer.
@@ -128,11 +132,16 @@ func (n *spbNode) result(p *printer, payload []byte, r Result) {
 	}
 	n.mu.Lock()
 	res := n.results[d]
-	res.ring = append(res.ring, r)
-	if len(res.ring) > maxResults {
-		res.ring = append(res.ring[:0:0], res.ring[len(res.ring)-maxResults:]...)
+	if len(res.ring) == maxResults {
+		copy(res.ring, res.ring[1:])
+		res.ring = res.ring[:maxResults-1]
 	}
+	res.ring = append(res.ring, r)
 	res.last = string(payload)
+	if len(res.pending) == maxPending {
+		copy(res.pending, res.pending[1:])
+		res.pending = res.pending[:maxPending-1]
+	}
 	res.pending = append(res.pending, spbOutcome{payload: string(payload), ts: nowMillis()})
 	n.dirty[d] = true
 	n.mu.Unlock()
