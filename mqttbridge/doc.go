@@ -76,7 +76,8 @@
 //
 // With a Config.Sparkplug block the bridge is also a Sparkplug B edge node (group_id,
 // edge_node_id; each printer a device by its name), on a connection of its own (client id
-// "<broker.client_id>-spb" unless sparkplug.client_id says otherwise) with Clean Start, a
+// "<broker.client_id>-spb" unless sparkplug.client_id says otherwise; on sparkplug.broker_url
+// when set, else on broker.url) with Clean Start, a
 // Session Expiry of 0 and an NDEATH Will carrying bdSeq, which is one more at every CONNECT
 // across restarts (kept in state_dir, or for a pair in PostgreSQL; only the lease holder runs
 // the node). NBIRTH has seq 0, then a DBIRTH per printer; every message after counts seq up by
