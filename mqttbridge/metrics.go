@@ -81,19 +81,21 @@ var (
 	descReadError = prometheus.NewDesc("labelprinter_mqtt_printer_read_error",
 		"1 for the class of the error of the printer's last counters read, or else of its controller's last /status read (none: both succeeded): not_found, unauthorized, forbidden, connection_refused, tls, timeout, dns, http_status, bad_response, other.",
 		[]string{"printer", "class"}, nil)
+	descSparkplugBorn = prometheus.NewDesc("labelprinter_mqtt_sparkplug_born",
+		"With a sparkplug block: 1 while the edge node is born (its NBIRTH out on a connection that is up), else 0 (not connected, or waiting for its Primary Host).", nil, nil)
 )
 
 // Collector returns the bridge's metrics, to register with a Prometheus registry: results
 // by command kind and state, outbox entries by printer and state, whether the bridge is active
-// and connected, the bridge lease of a pair and its age, and each printer's reachability and
-// the class of its last read error. They are read at each scrape; nothing is registered
+// and connected, the bridge lease of a pair and its age, each printer's reachability and
+// the class of its last read error, and whether the Sparkplug node is born. They are read at each scrape; nothing is registered
 // globally.
 func (b *Bridge) Collector() prometheus.Collector { return bridgeCollector{b} }
 
 type bridgeCollector struct{ b *Bridge }
 
 func (c bridgeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descResults, descOutbox, descActive, descConnected, descLeaseHeld, descLeaseAge, descReachable, descReadError} {
+	for _, d := range []*prometheus.Desc{descResults, descOutbox, descActive, descConnected, descLeaseHeld, descLeaseAge, descReachable, descReadError, descSparkplugBorn} {
 		ch <- d
 	}
 }
@@ -108,6 +110,9 @@ func (c bridgeCollector) Collect(ch chan<- prometheus.Metric) {
 	h := b.Health()
 	ch <- prometheus.MustNewConstMetric(descActive, prometheus.GaugeValue, boolValue(h.Active))
 	ch <- prometheus.MustNewConstMetric(descConnected, prometheus.GaugeValue, boolValue(h.Connected))
+	if b.spb != nil {
+		ch <- prometheus.MustNewConstMetric(descSparkplugBorn, prometheus.GaugeValue, boolValue(b.spb.born.Load()))
+	}
 	if b.pair != nil {
 		ch <- prometheus.MustNewConstMetric(descLeaseHeld, prometheus.GaugeValue, boolValue(h.Active))
 		if l := b.pair.current(); h.Active && l != nil && l.Held() {

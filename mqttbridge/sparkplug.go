@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
@@ -42,6 +43,9 @@ type spbNode struct {
 	wake    chan struct{}
 	results map[*spbDevice]*spbResults
 	labels  map[*spbDevice]*string // Job/Label; nil until this process sent a job
+
+	// born is true while the node is born on a connection that is up (the metric).
+	born atomic.Bool
 
 	// The rest belongs to the node's goroutine.
 	seq      uint8
@@ -245,6 +249,7 @@ func (n *spbNode) leave(cm *autopaho.ConnectionManager, cur *spbConn) {
 // gives births and then data until the connection is gone or ctx ends (false), or the Primary
 // Host said offline (true).
 func (n *spbNode) serve(ctx context.Context, c spbConn) (hostOffline bool) {
+	defer n.born.Store(false)
 	subs := []paho.SubscribeOptions{
 		{Topic: n.topic("NCMD"), QoS: 1},
 		{Topic: n.topic("DCMD") + "/+", QoS: 1},
@@ -273,6 +278,7 @@ func (n *spbNode) serve(ctx context.Context, c spbConn) (hostOffline bool) {
 				return n.untilDown(ctx, c)
 			}
 			born = true
+			n.born.Store(true)
 		}
 		select {
 		case <-ctx.Done():

@@ -364,8 +364,12 @@ func TestSparkplugPrimaryHost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		born := func() float64 { return gather(t, b)["labelprinter_mqtt_sparkplug_born"] }
 		runBridge(t, b)
 		eventually(t, "the node subscribed", func() bool { return strings.Contains(logs.String(), "waits for the Primary Host") })
+		if v := born(); v != 0 {
+			t.Errorf("labelprinter_mqtt_sparkplug_born %v while the host is offline", v)
+		}
 		// Older than the last STATE: not taken.
 		h.publishState("scada1", true, t0-1000)
 		time.Sleep(300 * time.Millisecond)
@@ -374,6 +378,7 @@ func TestSparkplugPrimaryHost(t *testing.T) {
 		}
 		h.publishState("scada1", true, t0+1000)
 		eventually(t, "NBIRTH once the host is online", func() bool { return h.count("NBIRTH") == 1 && h.count("DBIRTH") == 1 })
+		eventually(t, "labelprinter_mqtt_sparkplug_born 1", func() bool { return born() == 1 })
 		// An offline older than the online: the node stays.
 		h.publishState("scada1", false, t0+500)
 		time.Sleep(300 * time.Millisecond)
@@ -382,6 +387,7 @@ func TestSparkplugPrimaryHost(t *testing.T) {
 		}
 		h.publishState("scada1", false, t0+2000)
 		eventually(t, "NDEATH after the host went offline", func() bool { return h.count("NDEATH") >= 1 })
+		eventually(t, "labelprinter_mqtt_sparkplug_born 0", func() bool { return born() == 0 })
 		time.Sleep(300 * time.Millisecond)
 		if n := h.count("NBIRTH"); n != 1 {
 			t.Fatalf("%d NBIRTHs: born again while the host is offline", n)
