@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -138,4 +139,46 @@ func BenchmarkDeliveryPostgres(b *testing.B) {
 	if sent, _ := ob.List(Sent); len(sent) != b.N {
 		b.Fatalf("%d of %d sent", len(sent), b.N)
 	}
+}
+
+// BenchmarkReadTwoIDsPostgres is what a bridge's printJob reads of its outbox before it
+// enqueues: two IDs (its key, and its bare id of older versions), neither of them there for
+// a new command, by 16 commands at once. reads=get-at-once makes two Gets at once, as the
+// bridge did; reads=get-each one GetEach, one statement. cpu-ms/op and db-cpu-ms/op are the
+// CPU of a pair of reads in this process and in the server's processes.
+//
+//	go test -run '^$' -bench 'ReadTwoIDsPostgres' -benchtime 4000x -count 6 ./outbox
+func BenchmarkReadTwoIDsPostgres(b *testing.B) {
+	ob := openPG(b, pgtest.DSN(b), "bench", nil)
+	j := labelprinter.PrintJob{LabelName: "L", Copies: 1, Description: "benchmark"}
+	for i := range 1000 {
+		if _, err := ob.Enqueue(context.Background(), Intent{ID: fmt.Sprint("line1/e", i), Printer: "line1", Job: j}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	check := func(errs ...error) error {
+		for _, err := range errs {
+			if !errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("want ErrNotFound, got %v", err)
+			}
+		}
+		return nil
+	}
+	b.Run("reads=get-at-once", func(b *testing.B) {
+		benchProducers(b, 16, pgtest.Shared(b).CPU, func(i int64) error {
+			other := make(chan error, 1)
+			go func() {
+				_, err := ob.Get(fmt.Sprint("n", i))
+				other <- err
+			}()
+			_, err := ob.Get(fmt.Sprint("line1/n", i))
+			return check(err, <-other)
+		})
+	})
+	b.Run("reads=get-each", func(b *testing.B) {
+		benchProducers(b, 16, pgtest.Shared(b).CPU, func(i int64) error {
+			_, errs := ob.GetEach(fmt.Sprint("line1/n", i), fmt.Sprint("n", i))
+			return check(errs...)
+		})
+	})
 }
