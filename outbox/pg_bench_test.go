@@ -18,8 +18,11 @@ import (
 // BenchmarkEnqueueStores puts the stores side by side in one run: durable Enqueue with 1 and
 // 16 producers to the bbolt file, to a queue in PostgreSQL (a local server the test starts,
 // synchronous_commit on), and a hand-written loop of INSERT ... ON CONFLICT DO NOTHING on the
-// same server, which is the most any store there can do. cpu-ms/op and db-cpu-ms/op are the
-// CPU per Enqueue of this process and of the server's processes.
+// same server, which is the most any store there can do one entry at a time; insert-group is
+// that loop with the rows of the producers waiting at the same time inserted in one statement
+// and one commit (group commit), the most sharing commits could save. cpu-ms/op and
+// db-cpu-ms/op are the CPU per Enqueue (per row) of this process and of the server's
+// processes.
 //
 //	go test -run '^$' -bench EnqueueStores -benchtime 2s -count 6 ./outbox
 func BenchmarkEnqueueStores(b *testing.B) {
@@ -44,28 +47,79 @@ func BenchmarkEnqueueStores(b *testing.B) {
 			})
 		})
 		b.Run(fmt.Sprintf("store=insert-loop/producers=%d", producers), func(b *testing.B) {
-			dsn := pgtest.DSN(b)
-			cfg, err := pgxpool.ParseConfig(dsn)
-			if err != nil {
-				b.Fatal(err)
-			}
-			cfg.MaxConns = pgMaxConns
-			pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer pool.Close()
-			if _, err := pool.Exec(context.Background(), `CREATE TABLE bench (queue text, id text, printer text, job text,
-				enqueued timestamptz DEFAULT now(), PRIMARY KEY (queue, id))`); err != nil {
-				b.Fatal(err)
-			}
+			pool := benchTable(b)
 			benchProducers(b, producers, pgtest.Shared(b).CPU, func(i int64) error {
 				_, err := pool.Exec(context.Background(), `INSERT INTO bench (queue, id, printer, job) VALUES ($1, $2, $3, $4)
 					ON CONFLICT DO NOTHING`, "bench", fmt.Sprint("b", i), "line1", string(body))
 				return err
 			})
 		})
+		b.Run(fmt.Sprintf("store=insert-group/producers=%d", producers), func(b *testing.B) {
+			// Group commit at its simplest: one committer inserts, in one statement and one
+			// transaction, every row handed to it while its last statement ran.
+			pool := benchTable(b)
+			type row struct {
+				id   string
+				done chan error
+			}
+			rows := make(chan row, 64)
+			stopped := make(chan struct{})
+			go func() {
+				defer close(stopped)
+				for r := range rows {
+					group := []row{r}
+				more:
+					for len(group) < 64 {
+						select {
+						case r, ok := <-rows:
+							if !ok {
+								break more
+							}
+							group = append(group, r)
+						default:
+							break more
+						}
+					}
+					ids := make([]string, len(group))
+					for i, r := range group {
+						ids[i] = r.id
+					}
+					_, err := pool.Exec(context.Background(), `INSERT INTO bench (queue, id, printer, job)
+						SELECT 'bench', u.id, 'line1', $2 FROM unnest($1::text[]) AS u(id) ON CONFLICT DO NOTHING`, ids, string(body))
+					for _, r := range group {
+						r.done <- err
+					}
+				}
+			}()
+			benchProducers(b, producers, pgtest.Shared(b).CPU, func(i int64) error {
+				done := make(chan error, 1)
+				rows <- row{fmt.Sprint("b", i), done}
+				return <-done
+			})
+			close(rows)
+			<-stopped
+		})
 	}
+}
+
+// benchTable makes the table of the insert loops and returns a pool of the store's size.
+func benchTable(b *testing.B) *pgxpool.Pool {
+	dsn := pgtest.DSN(b)
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.MaxConns = pgMaxConns
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	if _, err := pool.Exec(context.Background(), `CREATE TABLE bench (queue text, id text, printer text, job text,
+		enqueued timestamptz DEFAULT now(), PRIMARY KEY (queue, id))`); err != nil {
+		b.Fatal(err)
+	}
+	return pool
 }
 
 // benchProducers runs b.N calls of enqueue from producers goroutines and reports intents/s,
