@@ -93,7 +93,7 @@ func (s *boltStore) load(now time.Time) (unknown, pending []*record, err error) 
 			if err := m.Put(keyFormat, []byte(formatVersion)); err != nil {
 				return err
 			}
-			for _, b := range [][]byte{bucketEntries, bucketIDs, bucketPruned, bucketOpen, bucketCounts} {
+			for _, b := range [][]byte{bucketEntries, bucketIDs, bucketPruned, bucketOpen, bucketCounts, bucketUnacked} {
 				if _, err := tx.CreateBucket(b); err != nil {
 					return err
 				}
@@ -102,6 +102,12 @@ func (s *boltStore) load(now time.Time) (unknown, pending []*record, err error) 
 		}
 		switch f := meta.Get(keyFormat); {
 		case bytes.Equal(f, []byte(formatVersion)):
+			// The first files of this format were written before acknowledgements were kept.
+			if tx.Bucket(bucketUnacked) == nil && tx.Bucket(bucketEntries) != nil {
+				if err := buildUnacked(tx); err != nil {
+					return fmt.Errorf("%w (in %s)", err, path)
+				}
+			}
 		case bytes.Equal(f, []byte(formatV2)), bytes.Equal(f, []byte(formatV1)):
 			// The first format lacks kinds and pruned IDs, and both lack the indexes; their
 			// entries read unchanged. The indexes are built from the entries once, and the new
@@ -115,6 +121,9 @@ func (s *boltStore) load(now time.Time) (unknown, pending []*record, err error) 
 			if err := buildIndexes(tx); err != nil {
 				return fmt.Errorf("%w (in %s)", err, path)
 			}
+			if err := buildUnacked(tx); err != nil {
+				return fmt.Errorf("%w (in %s)", err, path)
+			}
 			if err := meta.Put(keyFormat, []byte(formatVersion)); err != nil {
 				return err
 			}
@@ -122,7 +131,7 @@ func (s *boltStore) load(now time.Time) (unknown, pending []*record, err error) 
 			return fmt.Errorf("outbox: %s has format %q; this version reads %q, %q and %q", path, f, formatVersion, formatV2, formatV1)
 		}
 		entries, open := tx.Bucket(bucketEntries), tx.Bucket(bucketOpen)
-		if entries == nil || tx.Bucket(bucketIDs) == nil || tx.Bucket(bucketPruned) == nil || open == nil || tx.Bucket(bucketCounts) == nil {
+		if entries == nil || tx.Bucket(bucketIDs) == nil || tx.Bucket(bucketPruned) == nil || open == nil || tx.Bucket(bucketCounts) == nil || tx.Bucket(bucketUnacked) == nil {
 			return fmt.Errorf("outbox: %s is not an outbox file: buckets missing", path)
 		}
 		// Only sending and pending entries are needed here, which the index names: a settled
@@ -452,6 +461,43 @@ func (s *boltStore) forget(_ context.Context, now time.Time, olderThan time.Dura
 		return 0, err
 	}
 	return n, nil
+}
+
+// unacknowledged reads the settled entries not acknowledged in their current state.
+func (s *boltStore) unacknowledged(context.Context) ([]*record, error) {
+	var out []*record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		entries := tx.Bucket(bucketEntries)
+		return tx.Bucket(bucketUnacked).ForEach(func(k, _ []byte) error {
+			r, err := decodeRecord(entries.Get(k))
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// acknowledge takes each entry of acks whose state and attempts are still the ack's out of
+// the unacknowledged ones, in one commit.
+func (s *boltStore) acknowledge(_ context.Context, acks []Ack) error {
+	return s.write(func(tx *bolt.Tx) error {
+		ids, unacked := tx.Bucket(bucketIDs), tx.Bucket(bucketUnacked)
+		for _, a := range acks {
+			k := ids.Get([]byte(a.ID))
+			if k == nil {
+				continue // pruned since
+			}
+			if v := unacked.Get(k); v != nil && bytes.Equal(v, ackMark(a.State, a.Attempts)) {
+				if err := unacked.Delete(k); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // counts reads the count of every printer's entries in each state, kept with every change.

@@ -17,16 +17,22 @@ import (
 //   - bucketOpen holds the sequence number of every entry that is pending, sending or unknown,
 //     with its state: Open, and List of those states, read these entries alone;
 //   - bucketCounts holds how many entries each printer has in each state: Counts reads it
-//     alone.
+//     alone;
+//   - bucketUnacked holds every settled entry not acknowledged in its current state, with its
+//     state and attempts: Unacknowledged reads these entries alone.
 //
 // Every write of an entry goes through putRecord or deleteRecord, which read the state the
 // entry had and move it in both. A file of an earlier format has them built when it is opened
 // (buildIndexes), before the format mark says they are there.
 
 var (
-	bucketOpen   = []byte("open")   // sequence number of a pending, sending or unknown entry -> its state
-	bucketCounts = []byte("counts") // printer NUL state -> the number of its entries in that state
+	bucketOpen    = []byte("open")    // sequence number of a pending, sending or unknown entry -> its state
+	bucketCounts  = []byte("counts")  // printer NUL state -> the number of its entries in that state
+	bucketUnacked = []byte("unacked") // sequence number of a settled entry not acknowledged -> ackMark
 )
+
+// ackMark is what an acknowledgement names of an entry: its state and attempts.
+func ackMark(s State, attempts int) []byte { return fmt.Appendf(nil, "%s/%d", s, attempts) }
 
 // indexed reports whether entries in state s are in bucketOpen.
 func indexed(s State) bool { return s == Pending || s == Sending || s == Unknown }
@@ -74,6 +80,15 @@ func putRecord(tx *bolt.Tx, key []byte, r *record) error {
 	if err := entries.Put(bytes.Clone(key), b); err != nil {
 		return err
 	}
+	// Every write of a settled entry is a state its caller has not heard of yet.
+	unacked := tx.Bucket(bucketUnacked)
+	if r.State.settled() {
+		if err := unacked.Put(bytes.Clone(key), ackMark(r.State, r.Attempts)); err != nil {
+			return err
+		}
+	} else if err := unacked.Delete(key); err != nil {
+		return err
+	}
 	return reindex(tx, key, old, head{Printer: r.Printer, State: r.State})
 }
 
@@ -89,6 +104,9 @@ func deleteRecord(tx *bolt.Tx, key []byte) error {
 		return err
 	}
 	if err := entries.Delete(key); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketUnacked).Delete(key); err != nil {
 		return err
 	}
 	return reindex(tx, key, old, head{})
@@ -193,4 +211,31 @@ func buildIndexes(tx *bolt.Tx) error {
 		}
 	}
 	return nil
+}
+
+// buildUnacked makes bucketUnacked from the entries: every settled one, whose acknowledgement
+// a file without the bucket cannot have kept.
+func buildUnacked(tx *bolt.Tx) error {
+	if tx.Bucket(bucketUnacked) != nil {
+		if err := tx.DeleteBucket(bucketUnacked); err != nil {
+			return err
+		}
+	}
+	unacked, err := tx.CreateBucket(bucketUnacked)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketEntries).ForEach(func(k, v []byte) error {
+		var h struct {
+			State    State `json:"state"`
+			Attempts int   `json:"attempts"`
+		}
+		if err := json.Unmarshal(v, &h); err != nil || !h.State.valid() {
+			return fmt.Errorf("outbox: unreadable entry (sequence %d)", binary.BigEndian.Uint64(k))
+		}
+		if !h.State.settled() {
+			return nil
+		}
+		return unacked.Put(bytes.Clone(k), ackMark(h.State, h.Attempts))
+	})
 }

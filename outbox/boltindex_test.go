@@ -57,6 +57,14 @@ func indexesOf(t *testing.T, db *bolt.DB) (open, wantOpen map[uint64]State, coun
 // says, and List of the indexed states and Counts agree with them.
 func checkIndexes(t *testing.T, s *boltStore, step string) {
 	t.Helper()
+	checkIndexesAcked(t, s, step, nil)
+}
+
+// checkIndexesAcked is checkIndexes, and checks that the unacknowledged entries are the
+// settled ones acked does not hold (with acked nil: every settled one is, or was acknowledged
+// in its current state), each with its current state and attempts.
+func checkIndexesAcked(t *testing.T, s *boltStore, step string, acked map[uint64]bool) {
+	t.Helper()
 	open, wantOpen, counts, wantCounts := indexesOf(t, s.db)
 	if !maps.Equal(open, wantOpen) {
 		t.Fatalf("%s: the index of open entries holds %v; the entries say %v", step, open, wantOpen)
@@ -72,6 +80,33 @@ func checkIndexes(t *testing.T, s *boltStore, step string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	unacked := map[uint64]string{}
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketUnacked).ForEach(func(k, v []byte) error {
+			unacked[binary.BigEndian.Uint64(k)] = string(v)
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	bySeq := map[uint64]*record{}
+	for _, r := range all {
+		bySeq[r.Seq] = r
+		_, in := unacked[r.Seq]
+		if acked != nil && r.State.settled() && in == acked[r.Seq] {
+			t.Fatalf("%s: %s (%s) is unacknowledged %v, acknowledged in its state %v", step, r.ID, r.State, in, acked[r.Seq])
+		}
+	}
+	for seq, mark := range unacked {
+		r := bySeq[seq]
+		if r == nil || !r.State.settled() || mark != string(ackMark(r.State, r.Attempts)) {
+			t.Fatalf("%s: unacknowledged %d (%s) is not a settled entry in that state: %+v", step, seq, mark, r)
+		}
+	}
+	un, err := s.unacknowledged(context.Background())
+	if err != nil || len(un) != len(unacked) {
+		t.Fatalf("%s: unacknowledged() gives %d entries, %v; the index holds %d", step, len(un), err, len(unacked))
+	}
 	for _, states := range [][]State{{Pending}, {Unknown}, {Pending, Unknown}, {Pending, Sending, Unknown}} {
 		want := slices.DeleteFunc(slices.Clone(all), func(r *record) bool { return !containsState(states, r.State) })
 		got, err := s.list(context.Background(), states)
@@ -86,8 +121,10 @@ func checkIndexes(t *testing.T, s *boltStore, step string) {
 
 // TestIndexesRandomized drives the file store through random operations of every kind that
 // writes an entry (add; change to any state; begin, which makes an entry Sending, and finish
-// in any state; expire; prune; a reopen, which turns Sending entries Unknown) and checks
-// after each step that the indexes equal a full scan of the entries.
+// in any state; expire; prune; a reopen, which turns Sending entries Unknown; acknowledge, in
+// the entry's state or one it left) and checks after each step that the indexes equal a full
+// scan of the entries, and the unacknowledged entries are the settled ones not acknowledged
+// since their last change.
 func TestIndexesRandomized(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -108,6 +145,7 @@ func TestIndexesRandomized(t *testing.T) {
 	states := []State{Pending, Sending, Sent, Rejected, Unknown, Expired, Cancelled}
 	printers := []string{"", "line1", "line2"}
 	var ids []string
+	acked := map[uint64]bool{} // settled entries acknowledged in their current state
 	pick := func() (*record, bool) {
 		if len(ids) == 0 {
 			return nil, false
@@ -118,7 +156,23 @@ func TestIndexesRandomized(t *testing.T) {
 	for step := range 400 {
 		now = now.Add(time.Second)
 		var what string
-		switch op := rng.IntN(10); {
+		touched := func(seq uint64) { delete(acked, seq) }
+		switch op := rng.IntN(11); {
+		case op == 10:
+			r, ok := pick()
+			if !ok || !r.State.settled() {
+				continue
+			}
+			a := Ack{ID: r.ID, State: r.State, Attempts: r.Attempts}
+			if rng.IntN(4) == 0 {
+				a.Attempts++ // an ack of a state it has left: changes nothing
+			} else {
+				acked[r.Seq] = true
+			}
+			what = fmt.Sprintf("acknowledge %s %s/%d", r.ID, a.State, a.Attempts)
+			if err := s.acknowledge(ctx, []Ack{a}); err != nil {
+				t.Fatal(err)
+			}
 		case op < 4:
 			id := fmt.Sprintf("e%d", len(ids))
 			ids = append(ids, id)
@@ -134,6 +188,7 @@ func TestIndexesRandomized(t *testing.T) {
 			}
 			to := states[rng.IntN(len(states))]
 			what = fmt.Sprintf("change %s %s -> %s", r.ID, r.State, to)
+			touched(r.Seq)
 			if _, err := s.change(ctx, r.ID, now, func(r *record) error { r.State = to; return nil }); err != nil {
 				t.Fatal(err)
 			}
@@ -144,11 +199,12 @@ func TestIndexesRandomized(t *testing.T) {
 			}
 			to := states[rng.IntN(len(states))]
 			what = fmt.Sprintf("begin and finish %s %s -> sending -> %s", r.ID, r.State, to)
+			touched(r.Seq)
 			b, err := s.begin(ctx, &item{seq: r.Seq}, now, func(r *record) bool { r.State = Sending; r.Attempts++; return true })
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkIndexes(t, s, fmt.Sprintf("step %d: begin %s", step, r.ID))
+			checkIndexesAcked(t, s, fmt.Sprintf("step %d: begin %s", step, r.ID), acked)
 			if rng.IntN(3) > 0 { // else left Sending, for a reopen
 				b.State = to
 				if err := s.finish(ctx, b); err != nil {
@@ -161,6 +217,9 @@ func TestIndexesRandomized(t *testing.T) {
 				continue
 			}
 			what = "expire " + r.ID
+			if r.State == Pending {
+				touched(r.Seq)
+			}
 			if _, err := s.expire(ctx, []*item{{seq: r.Seq}}, now, func(r *record) bool {
 				if r.State != Pending {
 					return false
@@ -178,13 +237,20 @@ func TestIndexesRandomized(t *testing.T) {
 				}
 			} else {
 				what = "reopen"
+				sending, err := s.list(ctx, []State{Sending})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range sending {
+					touched(r.Seq)
+				}
 				if err := s.close(); err != nil {
 					t.Fatal(err)
 				}
 				s = open()
 			}
 		}
-		checkIndexes(t, s, fmt.Sprintf("step %d: %s", step, what))
+		checkIndexesAcked(t, s, fmt.Sprintf("step %d: %s", step, what), acked)
 	}
 }
 
@@ -227,6 +293,21 @@ func TestOpenBuildsIndexes(t *testing.T) {
 		}
 		if w := []string{"v2-02-unknown", "v2-06-pending", "v2-08-pending", "v2-09-pending", "v2-10-sending", "v2-11-unknown"}; !slices.Equal(ids, w) {
 			t.Errorf("open %d: List(pending, unknown) = %v, want %v", round+1, ids, w)
+		}
+		un, err := ob.Unacknowledged()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if round == 0 && len(un) != 9 {
+			t.Errorf("open 1: %d entries unacknowledged, want the 9 settled ones", len(un))
+		}
+		if round == 1 && len(un) != 8 {
+			t.Errorf("open 2: %d entries unacknowledged, want 8 after one was acknowledged", len(un))
+		}
+		if round == 0 {
+			if err := ob.Acknowledge(Ack{ID: un[0].ID, State: un[0].State, Attempts: un[0].Attempts}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if _, err := ob.Get("v2-pruned"); !errors.Is(err, ErrPruned) {
 			t.Errorf("the pruned ID: %v", err)

@@ -514,6 +514,60 @@ func (o *Outbox) Counts() (map[string]map[State]int, error) {
 	return o.store.counts(ctx)
 }
 
+// Ack names a settled entry's state as its caller told of it: its ID, state and attempts.
+type Ack struct {
+	ID       string
+	State    State
+	Attempts int
+}
+
+// Unacknowledged returns the settled entries (sent, rejected, unknown, expired, cancelled)
+// that have not been acknowledged in their current state, in enqueue order: what a caller
+// that tells of each outcome (and marks it told with Acknowledge) has yet to tell after a
+// crash. A file keeps them in an index, so this reads those entries alone; every entry that
+// becomes settled, or changes while settled, is in it until acknowledged, and a file of an
+// earlier format has every settled entry in it. A queue in PostgreSQL keeps no
+// acknowledgements and returns every settled entry.
+func (o *Outbox) Unacknowledged() ([]Entry, error) {
+	o.gate.RLock()
+	defer o.gate.RUnlock()
+	if o.closed {
+		return nil, errClosed
+	}
+	ctx, cancel := o.opContext()
+	defer cancel()
+	recs, err := o.store.unacknowledged(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(recs))
+	for _, r := range recs {
+		e, err := r.entry()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Acknowledge takes each entry out of Unacknowledged while its state and attempts are still
+// those of its Ack, in one commit: an ack of a state the entry has left since, or of an entry
+// pruned since, changes nothing. A queue in PostgreSQL keeps no acknowledgements.
+func (o *Outbox) Acknowledge(acks ...Ack) error {
+	if len(acks) == 0 {
+		return nil
+	}
+	o.gate.RLock()
+	defer o.gate.RUnlock()
+	if o.closed {
+		return errClosed
+	}
+	ctx, cancel := o.opContext()
+	defer cancel()
+	return o.store.acknowledge(ctx, acks)
+}
+
 func containsState(states []State, s State) bool {
 	for _, x := range states {
 		if x == s {

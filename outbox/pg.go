@@ -675,6 +675,14 @@ func (s *pgStore) list(ctx context.Context, states []State) ([]*record, error) {
 	return out, nil
 }
 
+// unacknowledged is every settled entry: a queue in PostgreSQL keeps no acknowledgements.
+func (s *pgStore) unacknowledged(ctx context.Context) ([]*record, error) {
+	return s.list(ctx, []State{Sent, Rejected, Unknown, Expired, Cancelled})
+}
+
+// acknowledge keeps nothing: a queue in PostgreSQL keeps no acknowledgements.
+func (s *pgStore) acknowledge(context.Context, []Ack) error { return nil }
+
 // counts counts the queue's entries by printer and state in the database, which sends back
 // one row per printer and state.
 func (s *pgStore) counts(ctx context.Context) (map[string]map[State]int, error) {

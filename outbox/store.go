@@ -26,6 +26,11 @@ type store interface {
 	// counts returns how many entries each printer has in each state (none: absent), without
 	// reading the entries into the process.
 	counts(ctx context.Context) (map[string]map[State]int, error)
+	// unacknowledged returns the settled records not acknowledged in their current state,
+	// in sequence order (every settled one, for a store that keeps no acknowledgements).
+	unacknowledged(ctx context.Context) ([]*record, error)
+	// acknowledge records acks (a store that keeps none ignores them).
+	acknowledge(ctx context.Context, acks []Ack) error
 	// change applies f to the record of id and commits it with Updated set to now (or the
 	// store's own clock); f's error leaves it as it was and is returned.
 	change(ctx context.Context, id string, now time.Time, f func(*record) error) (*record, error)
