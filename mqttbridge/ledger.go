@@ -65,6 +65,9 @@ type ledgerStore interface {
 	putReports(marks map[string]string) error
 	// dropReports forgets the marks of ids, entries the outbox no longer holds.
 	dropReports(ids []string) error
+	// outboxMarks reports whether the controller's outbox keeps the marks (a file does:
+	// outbox.Acknowledge), the ledger only those the outbox could not take.
+	outboxMarks() bool
 	// cancelled returns the tombstone of the cancel of id on printer, or nil.
 	cancelled(printer, id string) (*cancelRecord, error)
 	// putCancel commits a tombstone durably.
@@ -236,6 +239,8 @@ func (l *ledger) putReports(marks map[string]string) error {
 		return nil
 	})
 }
+
+func (l *ledger) outboxMarks() bool { return true }
 
 func (l *ledger) dropReports(ids []string) error {
 	return l.db.Update(func(tx *bolt.Tx) error {

@@ -78,14 +78,29 @@ type outboxPub struct {
 	dirty  bool // something changed since that message was made
 }
 
-// newOutboxView reads every entry of ob once. The outbox reports only the changes it commits
-// afterwards, and before Run it has committed none but turning the entries Open found Sending
-// into Unknown, which List already shows.
+// newOutboxView reads ob's counts and its open entries once, not the settled ones, which the
+// outbox counts for it. The outbox reports only the changes it commits afterwards, and before
+// Run it has committed none but turning the entries Open found Sending into Unknown, which
+// List already shows.
 func newOutboxView(ob *outbox.Outbox) (*outboxView, error) {
 	v := &outboxView{open: map[string]map[string]openEntry{}, settled: map[string]map[outbox.State]int{}, pub: map[string]*outboxPub{}}
-	entries, err := ob.List()
+	counts, err := ob.Counts()
 	if err != nil {
 		return nil, err
+	}
+	entries, err := ob.List(outbox.Pending, outbox.Sending, outbox.Unknown)
+	if err != nil {
+		return nil, err
+	}
+	for printer, byState := range counts {
+		for st, n := range byState {
+			if final(st) {
+				if v.settled[printer] == nil {
+					v.settled[printer] = map[outbox.State]int{}
+				}
+				v.settled[printer][st] = n
+			}
+		}
 	}
 	for _, e := range entries {
 		v.apply(e)

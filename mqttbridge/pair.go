@@ -505,6 +505,8 @@ func (l *pgLedger) dropReports(ids []string) error {
 	return nil
 }
 
+func (l *pgLedger) outboxMarks() bool { return false }
+
 func (l *pgLedger) close() error { return nil }
 
 // runPair stands by until this bridge holds the lease, opens the shared outboxes and ledgers,

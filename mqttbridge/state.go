@@ -162,17 +162,14 @@ func checkOrphans(dir string, urls, raw []string, p OrphanPolicy) ([]Orphan, err
 		if err != nil {
 			return nil, fmt.Errorf("state_dir: outbox %s belongs to no configured printer and cannot be read: %w", f, err)
 		}
-		entries, err := ob.List(outbox.Pending, outbox.Unknown)
+		counts, err := ob.Counts()
 		_ = ob.Close()
 		if err != nil {
 			return nil, fmt.Errorf("state_dir: outbox %s belongs to no configured printer and cannot be read: %w", f, err)
 		}
-		for _, e := range entries {
-			if e.State == outbox.Pending {
-				o.Pending++
-			} else {
-				o.Unknown++
-			}
+		for _, byState := range counts {
+			o.Pending += byState[outbox.Pending]
+			o.Unknown += byState[outbox.Unknown]
 		}
 		if o.Pending+o.Unknown > 0 {
 			orphans = append(orphans, o)
@@ -277,8 +274,14 @@ func countEntries(path string) (int, error) {
 		return 0, err
 	}
 	defer ob.Close()
-	all, err := ob.List()
-	return len(all), err
+	counts, err := ob.Counts()
+	n := 0
+	for _, byState := range counts {
+		for _, c := range byState {
+			n += c
+		}
+	}
+	return n, err
 }
 
 // recordURL writes the controller's URL beside its outbox file, replacing the file only
