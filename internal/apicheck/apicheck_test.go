@@ -99,11 +99,15 @@ func TestRules(t *testing.T) {
 	write("go.mod", "module example.com/fix\n\ngo 1.25\n")
 	write("CHANGELOG.md", "# Changelog\n\n## [Unreleased]\n\n### Breaking\n\n## [0.1.0] - 2026-11-22\n")
 	write("internal/hidden/h.go", "package hidden\n\nfunc H() {}\n")
+	write("empty/e.go", "package empty\n\nfunc e() {}\n")
 	write("p/p.go", "package p\n\nimport \"example.com/fix/internal/hidden\"\n\nfunc F() { hidden.H() }\n\ntype T struct{ A int }\n")
 
-	apicheck(0, "api/ matches the exported API of the 1 public packages", "-release")
+	apicheck(0, "api/ matches the exported API of the 2 public packages", "-release")
 	if _, err := os.Stat(filepath.Join(dir, "api", "example.com-fix-p.export")); err != nil {
 		t.Fatal(err)
+	}
+	if txt, err := os.ReadFile(filepath.Join(dir, "api", "example.com-fix-empty.txt")); err != nil || string(txt) != "pkg example.com/fix/empty\n" {
+		t.Fatalf("api/example.com-fix-empty.txt: %q, %v", txt, err)
 	}
 	txt, err := os.ReadFile(filepath.Join(dir, "api", "example.com-fix-p.txt"))
 	if err != nil || string(txt) != "pkg example.com/fix/p, func F()\npkg example.com/fix/p, type T struct\npkg example.com/fix/p, type T struct, A int\n" {
@@ -118,7 +122,7 @@ func TestRules(t *testing.T) {
 	write("p/p.go", "package p\n\nfunc F() {}\n\nfunc G() {}\n\nfunc H() {}\n\ntype T struct{ A int }\n")
 	var stdout, stderr bytes.Buffer
 	missing := filepath.Join(dir, "no-apidiff")
-	if code := run([]string{"-C", dir, "-apidiff", missing, "-update"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "api/*.txt written for 1 packages") {
+	if code := run([]string{"-C", dir, "-apidiff", missing, "-update"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "api/*.txt written for 2 packages") {
 		t.Fatalf("-update without apidiff: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	if code := run([]string{"-C", dir, "-apidiff", missing}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "go install golang.org/x/exp/cmd/apidiff") {

@@ -86,6 +86,10 @@ func apiText(pkg *types.Package) string {
 			typeLines(add, o, ts, sig, qual)
 		}
 	}
+	if len(lines) == 0 {
+		// A package that exports nothing still says which package it is.
+		return "pkg " + pkg.Path() + "\n"
+	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n") + "\n"
 }
