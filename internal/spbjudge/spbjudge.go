@@ -12,9 +12,12 @@ package spbjudge
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -81,8 +84,9 @@ var (
 	buildSkip string
 )
 
-// Binary returns the judge's binary, building it once per test process; it skips t (or fails
-// it, with LABELPRINTER_REQUIRE_SPARKPLUG_TCK=1) when the judge cannot be found.
+// Binary returns the judge's binary, built once per version of its source and kept in the user
+// cache for the next test process; it skips t (or fails it, with
+// LABELPRINTER_REQUIRE_SPARKPLUG_TCK=1) when the judge cannot be found.
 func Binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() { built, buildSkip, buildErr = build() })
@@ -117,30 +121,65 @@ func build() (bin, skip string, err error) {
 	if _, err := os.Stat(filepath.Join(src, "cmd", "sparkplug-tck")); err != nil {
 		return "", "the conformance judge's source is not at " + src, nil
 	}
+	key, err := sourceKey(src)
+	if err != nil {
+		return "", "", err
+	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
-	dir := filepath.Join(cache, "go-labelprinter", "sparkplug-tck-test")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// One binary per version of the source, kept for the next test process; built under a
+	// name of this process's and renamed, so that parallel test binaries never run a
+	// half-written one.
+	bin = filepath.Join(cache, "go-labelprinter", "sparkplug-tck-"+key, "sparkplug-tck")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, "", nil
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		return "", "", err
 	}
-	// One binary per process: parallel test binaries must not write the same file.
-	bin = filepath.Join(dir, fmt.Sprintf("sparkplug-tck-%d", os.Getpid()))
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/sparkplug-tck")
+	tmp := fmt.Sprintf("%s.%d", bin, os.Getpid())
+	cmd := exec.Command("go", "build", "-o", tmp, "./cmd/sparkplug-tck")
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", "", fmt.Errorf("go build in %s: %v\n%s", src, err, out)
 	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return "", "", err
+	}
 	return bin, "", nil
 }
 
-// Cleanup removes the binary Binary built, if it built one; a TestMain calls it after the tests.
-func Cleanup() {
-	if built != "" && os.Getenv("LABELPRINTER_SPARKPLUG_TCK_BIN") == "" {
-		_ = os.Remove(built)
+// sourceKey is a digest of the judge's source: its Go files, module files, catalog and proto.
+func sourceKey(src string) (string, error) {
+	var files []string
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".mod", ".sum", ".json", ".proto":
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
+	sort.Strings(files)
+	h := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		rel, _ := filepath.Rel(src, f)
+		fmt.Fprintf(h, "%s %d\n", rel, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 func repoRoot() (string, error) {
