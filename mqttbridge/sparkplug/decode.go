@@ -4,17 +4,24 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Unmarshal decodes a Sparkplug B payload. Fields it does not know, and extension values, are
 // skipped; every length is checked against the bytes that remain and nesting is bounded, so a
-// malformed payload gives an error, never a panic or an allocation larger than a small
-// multiple of len(b). A value not carried as its datatype says (a String in int_value, an
-// Int8 beyond -128..127) is an error naming the metric. The payload shares no memory with b.
+// malformed payload gives an error, never a panic. What it allocates is in proportion to
+// len(b): at most 48 bytes per input byte for the payloads built to make it allocate the most
+// (a megabyte of empty metrics, metadata, DataSet rows, ...; TestUnmarshalAllocation), so a
+// caller bounds it by bounding the payload. A value not carried as its datatype says (a String
+// in int_value, an Int8 beyond -128..127) is an error naming the metric. The payload shares no
+// memory with b.
 func Unmarshal(b []byte) (*Payload, error) {
 	p := &Payload{}
+	if n := countField(b, 2); n > 0 {
+		p.Metrics = make([]Metric, 0, n)
+	}
 	for len(b) > 0 {
 		f, rest, err := nextField(b)
 		if err != nil {
@@ -77,6 +84,24 @@ func nextField(b []byte) (field, []byte, error) {
 		return field{}, nil, fmt.Errorf("field %d: %w", num, protowire.ParseError(n))
 	}
 	return f, b[n:], nil
+}
+
+// countField counts the length-delimited fields numbered n in b, so that a repeated field's
+// slice is allocated once at its size rather than grown by doubling; it stops at the first
+// malformed field, which the decoder then reports.
+func countField(b []byte, n protowire.Number) int {
+	c := 0
+	for len(b) > 0 {
+		f, rest, err := nextField(b)
+		if err != nil {
+			break
+		}
+		if f.is(n, protowire.BytesType) {
+			c++
+		}
+		b = rest
+	}
+	return c
 }
 
 // nameOf returns ` ("name")` for an encoded metric whose name can be read, for errors.
@@ -245,6 +270,12 @@ func decodePropertySet(b []byte, depth int) (*PropertySet, error) {
 		return nil, errDepth
 	}
 	s := &PropertySet{}
+	if n := countField(b, 1); n > 0 {
+		s.Keys = make([]string, 0, n)
+	}
+	if n := countField(b, 2); n > 0 {
+		s.Values = make([]PropertyValue, 0, n)
+	}
 	for len(b) > 0 {
 		f, rest, err := nextField(b)
 		if err != nil {
@@ -324,6 +355,9 @@ func decodeDataSet(b []byte, depth int) (*DataSet, error) {
 	}
 	d := &DataSet{}
 	var rows [][]wireValue
+	if n := countField(b, 4); n > 0 {
+		rows = make([][]wireValue, 0, n)
+	}
 	for len(b) > 0 {
 		f, rest, err := nextField(b)
 		if err != nil {
@@ -337,7 +371,8 @@ func decodeDataSet(b []byte, depth int) (*DataSet, error) {
 			d.Columns = append(d.Columns, string(f.b))
 		case f.is(3, protowire.VarintType):
 			d.Types = append(d.Types, DataType(uint32(f.u)))
-		case f.is(3, protowire.BytesType): // packed
+		case f.is(3, protowire.BytesType): // packed: one byte at least per type
+			d.Types = slices.Grow(d.Types, len(f.b))
 			for p := f.b; len(p) > 0; {
 				v, n := protowire.ConsumeVarint(p)
 				if n < 0 {
@@ -379,6 +414,9 @@ func decodeDataSet(b []byte, depth int) (*DataSet, error) {
 
 func decodeRow(b []byte) ([]wireValue, error) {
 	var row []wireValue
+	if n := countField(b, 1); n > 0 {
+		row = make([]wireValue, 0, n)
+	}
 	for len(b) > 0 {
 		f, rest, err := nextField(b)
 		if err != nil {
@@ -409,6 +447,9 @@ func decodeTemplate(b []byte, depth int) (*Template, error) {
 		return nil, errDepth
 	}
 	t := &Template{}
+	if n := countField(b, 2); n > 0 {
+		t.Metrics = make([]Metric, 0, n)
+	}
 	for len(b) > 0 {
 		f, rest, err := nextField(b)
 		if err != nil {
