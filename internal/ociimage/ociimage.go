@@ -269,7 +269,9 @@ func layerBlob(files []File, mtime time.Time) (gz []byte, diffID string, err err
 		return nil, "", err
 	}
 	var out bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&out, gzip.BestCompression)
+	// The default level: the best compresses the project's binaries 0.3 % smaller for 2.4
+	// times the CPU time.
+	zw, err := gzip.NewWriterLevel(&out, gzip.DefaultCompression)
 	if err != nil {
 		return nil, "", err
 	}
