@@ -53,3 +53,17 @@ func ExampleParseTopic() {
 	// Line1 DCMD bridge-a printer-1 <nil>
 	// sparkplug: topic "spBv1.0/Line1/DCMD/bridge-a": device id is empty
 }
+
+// An edge node with a Primary Host subscribes to its STATE topic and births only once the
+// host says it is online, later than the last state it saw.
+func ExampleParseState() {
+	fmt.Println(sparkplug.StateTopic("scada"))
+	s, err := sparkplug.ParseState([]byte(`{"online":true,"timestamp":1700000000000}`))
+	fmt.Println(s.Online, s.Timestamp, err)
+	_, err = sparkplug.ParseState([]byte(`OFFLINE`))
+	fmt.Println(err != nil)
+	// Output:
+	// spBv1.0/STATE/scada
+	// true 1700000000000 <nil>
+	// true
+}
