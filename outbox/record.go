@@ -30,18 +30,6 @@ type record struct {
 
 func (r *record) encode() ([]byte, error) { return json.Marshal(r) }
 
-// recordState reads the state of a stored record without decoding the rest of it; a record
-// without a valid state is an error (decodeRecord says what is wrong with it).
-func recordState(b []byte) (State, error) {
-	var r struct {
-		State State `json:"state"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil || !r.State.valid() {
-		return "", errors.New("outbox: unreadable entry")
-	}
-	return r.State, nil
-}
-
 // decodeRecord reads a stored record and checks what the outbox relies on.
 func decodeRecord(b []byte) (*record, error) {
 	var r record
