@@ -3,6 +3,7 @@ package outbox
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,7 +94,7 @@ func (s *boltStore) load(now time.Time) (unknown, pending []*record, err error) 
 			if err := m.Put(keyFormat, []byte(formatVersion)); err != nil {
 				return err
 			}
-			for _, b := range [][]byte{bucketEntries, bucketIDs, bucketPruned, bucketOpen, bucketCounts, bucketUnacked} {
+			for _, b := range append([][]byte{bucketEntries, bucketIDs, bucketPruned}, indexBuckets...) {
 				if _, err := tx.CreateBucket(b); err != nil {
 					return err
 				}
@@ -102,10 +103,16 @@ func (s *boltStore) load(now time.Time) (unknown, pending []*record, err error) 
 		}
 		switch f := meta.Get(keyFormat); {
 		case bytes.Equal(f, []byte(formatVersion)):
-			// The first files of this format were written before acknowledgements were kept.
-			if tx.Bucket(bucketUnacked) == nil && tx.Bucket(bucketEntries) != nil {
-				if err := buildUnacked(tx); err != nil {
-					return fmt.Errorf("%w (in %s)", err, path)
+			// The first files of this format were written before every index was kept.
+			for _, name := range indexBuckets {
+				if tx.Bucket(name) == nil && tx.Bucket(bucketEntries) != nil {
+					if err := buildIndexes(tx); err != nil {
+						return fmt.Errorf("%w (in %s)", err, path)
+					}
+					if err := buildUnacked(tx); err != nil {
+						return fmt.Errorf("%w (in %s)", err, path)
+					}
+					break
 				}
 			}
 		case bytes.Equal(f, []byte(formatV2)), bytes.Equal(f, []byte(formatV1)):
@@ -131,7 +138,7 @@ func (s *boltStore) load(now time.Time) (unknown, pending []*record, err error) 
 			return fmt.Errorf("outbox: %s has format %q; this version reads %q, %q and %q", path, f, formatVersion, formatV2, formatV1)
 		}
 		entries, open := tx.Bucket(bucketEntries), tx.Bucket(bucketOpen)
-		if entries == nil || tx.Bucket(bucketIDs) == nil || tx.Bucket(bucketPruned) == nil || open == nil || tx.Bucket(bucketCounts) == nil || tx.Bucket(bucketUnacked) == nil {
+		if entries == nil || tx.Bucket(bucketIDs) == nil || tx.Bucket(bucketPruned) == nil || open == nil || tx.Bucket(bucketCounts) == nil || tx.Bucket(bucketUnacked) == nil || tx.Bucket(bucketFinal) == nil {
 			return fmt.Errorf("outbox: %s is not an outbox file: buckets missing", path)
 		}
 		// Only sending and pending entries are needed here, which the index names: a settled
@@ -389,20 +396,22 @@ func (s *boltStore) prune(_ context.Context, now time.Time, olderThan time.Durat
 		n = 0
 		entries, ids, gone := tx.Bucket(bucketEntries), tx.Bucket(bucketIDs), tx.Bucket(bucketPruned)
 		var doomed [][]byte
-		var doomedRecs []*record
-		err := entries.ForEach(func(k, v []byte) error {
-			r, err := decodeRecord(v)
-			if err != nil {
-				return err
+		var doomedRecs []*pruneHead
+		// The index of final entries by their last change names those old enough to go; the
+		// others are not read.
+		c := tx.Bucket(bucketFinal).Cursor()
+		end := finalKey(cutoff, nil)
+		for fk, _ := c.First(); fk != nil && bytes.Compare(fk[:8], end) < 0; fk, _ = c.Next() {
+			k := bytes.Clone(fk[8:])
+			// The ID, state and time alone: no job or answer is decoded.
+			r := new(pruneHead)
+			if err := json.Unmarshal(entries.Get(k), r); err != nil || r.ID == "" || !r.State.final() {
+				return fmt.Errorf("outbox: unreadable entry, or its index is damaged (sequence %d)", binary.BigEndian.Uint64(k))
 			}
-			if r.State.final() && r.Updated.Before(cutoff) {
-				doomed = append(doomed, bytes.Clone(k))
+			if r.Updated.Before(cutoff) {
+				doomed = append(doomed, k)
 				doomedRecs = append(doomedRecs, r)
 			}
-			return nil
-		})
-		if err != nil {
-			return err
 		}
 		for i, k := range doomed {
 			r := doomedRecs[i]
@@ -427,6 +436,13 @@ func (s *boltStore) prune(_ context.Context, now time.Time, olderThan time.Durat
 		return 0, err
 	}
 	return n, nil
+}
+
+// pruneHead is what prune reads of an entry.
+type pruneHead struct {
+	ID      string    `json:"id"`
+	State   State     `json:"state"`
+	Updated time.Time `json:"updated"`
 }
 
 // forget drops the tombstones of entries pruned more than olderThan before now.

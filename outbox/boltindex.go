@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -19,7 +20,9 @@ import (
 //   - bucketCounts holds how many entries each printer has in each state: Counts reads it
 //     alone;
 //   - bucketUnacked holds every settled entry not acknowledged in its current state, with its
-//     state and attempts: Unacknowledged reads these entries alone.
+//     state and attempts: Unacknowledged reads these entries alone;
+//   - bucketFinal holds every final entry by the time of its last change: Prune reads the
+//     entries old enough to go, and no other.
 //
 // Every write of an entry goes through putRecord or deleteRecord, which read the state the
 // entry had and move it in both. A file of an earlier format has them built when it is opened
@@ -29,7 +32,18 @@ var (
 	bucketOpen    = []byte("open")    // sequence number of a pending, sending or unknown entry -> its state
 	bucketCounts  = []byte("counts")  // printer NUL state -> the number of its entries in that state
 	bucketUnacked = []byte("unacked") // sequence number of a settled entry not acknowledged -> ackMark
+	bucketFinal   = []byte("final")   // finalKey of a final entry -> nothing
 )
+
+// indexBuckets are every index; a file lacking one has them all built again.
+var indexBuckets = [][]byte{bucketOpen, bucketCounts, bucketUnacked, bucketFinal}
+
+// finalKey orders final entries by their last change, then by sequence number: the time's
+// Unix nanoseconds offset by 2^63, so that the bytes sort as the times do.
+func finalKey(updated time.Time, seqKey []byte) []byte {
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 16), uint64(updated.UnixNano())+1<<63)
+	return append(k, seqKey...)
+}
 
 // ackMark is what an acknowledgement names of an entry: its state and attempts.
 func ackMark(s State, attempts int) []byte { return fmt.Appendf(nil, "%s/%d", s, attempts) }
@@ -50,8 +64,13 @@ func allIndexed(states []State) bool {
 // head is what the indexes know of an entry: its printer and state. The zero head is an
 // entry that is not there.
 type head struct {
-	Printer string `json:"printer"`
-	State   State  `json:"state"`
+	Printer string    `json:"printer"`
+	State   State     `json:"state"`
+	Updated time.Time `json:"updated"`
+}
+
+func (h head) same(o head) bool {
+	return h.Printer == o.Printer && h.State == o.State && h.Updated.Equal(o.Updated)
 }
 
 // recordHead reads the printer and state of a stored record without decoding the rest.
@@ -89,7 +108,7 @@ func putRecord(tx *bolt.Tx, key []byte, r *record) error {
 	} else if err := unacked.Delete(key); err != nil {
 		return err
 	}
-	return reindex(tx, key, old, head{Printer: r.Printer, State: r.State})
+	return reindex(tx, key, old, head{Printer: r.Printer, State: r.State, Updated: r.Updated})
 }
 
 // deleteRecord removes the entry under key and takes it out of the indexes.
@@ -114,7 +133,21 @@ func deleteRecord(tx *bolt.Tx, key []byte) error {
 
 // reindex moves the entry under key from old to now in both indexes.
 func reindex(tx *bolt.Tx, key []byte, old, now head) error {
-	if old == now {
+	if old.same(now) {
+		return nil
+	}
+	final := tx.Bucket(bucketFinal)
+	if old.State.final() {
+		if err := final.Delete(finalKey(old.Updated, key)); err != nil {
+			return err
+		}
+	}
+	if now.State.final() {
+		if err := final.Put(finalKey(now.Updated, key), nil); err != nil {
+			return err
+		}
+	}
+	if old.Printer == now.Printer && old.State == now.State {
 		return nil
 	}
 	open := tx.Bucket(bucketOpen)
@@ -179,7 +212,7 @@ func readCounts(tx *bolt.Tx) (map[string]map[State]int, error) {
 // buildIndexes makes both indexes from the entries, reading each one's printer and state
 // alone: a file of an earlier format, opened by this version for the first time.
 func buildIndexes(tx *bolt.Tx) error {
-	for _, name := range [][]byte{bucketOpen, bucketCounts} {
+	for _, name := range [][]byte{bucketOpen, bucketCounts, bucketFinal} {
 		if tx.Bucket(name) != nil {
 			if err := tx.DeleteBucket(name); err != nil {
 				return err
@@ -189,13 +222,18 @@ func buildIndexes(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	open, counts := tx.Bucket(bucketOpen), map[head]int64{}
+	open, final, counts := tx.Bucket(bucketOpen), tx.Bucket(bucketFinal), map[head]int64{}
 	err := tx.Bucket(bucketEntries).ForEach(func(k, v []byte) error {
 		h, err := recordHead(v)
 		if err != nil {
 			return fmt.Errorf("%w (sequence %d)", err, binary.BigEndian.Uint64(k))
 		}
-		counts[h]++
+		if h.State.final() {
+			if err := final.Put(finalKey(h.Updated, k), nil); err != nil {
+				return err
+			}
+		}
+		counts[head{Printer: h.Printer, State: h.State}]++
 		if indexed(h.State) {
 			return open.Put(bytes.Clone(k), []byte(h.State))
 		}

@@ -89,6 +89,23 @@ func checkIndexesAcked(t *testing.T, s *boltStore, step string, acked map[uint64
 	}); err != nil {
 		t.Fatal(err)
 	}
+	final, wantFinal := map[string]bool{}, map[string]bool{}
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketFinal).ForEach(func(k, _ []byte) error {
+			final[string(k)] = true
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		if r.State.final() {
+			wantFinal[string(finalKey(r.Updated, seqKey(r.Seq)))] = true
+		}
+	}
+	if !maps.Equal(final, wantFinal) {
+		t.Fatalf("%s: the index of final entries by time holds %d keys; the entries say %d", step, len(final), len(wantFinal))
+	}
 	bySeq := map[uint64]*record{}
 	for _, r := range all {
 		bySeq[r.Seq] = r
@@ -123,8 +140,8 @@ func checkIndexesAcked(t *testing.T, s *boltStore, step string, acked map[uint64
 // writes an entry (add; change to any state; begin, which makes an entry Sending, and finish
 // in any state; expire; prune; a reopen, which turns Sending entries Unknown; acknowledge, in
 // the entry's state or one it left) and checks after each step that the indexes equal a full
-// scan of the entries, and the unacknowledged entries are the settled ones not acknowledged
-// since their last change.
+// scan of the entries (the final ones by time too, which prune reads), and the unacknowledged
+// entries are the settled ones not acknowledged since their last change.
 func TestIndexesRandomized(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -231,9 +248,27 @@ func TestIndexesRandomized(t *testing.T) {
 			}
 		default:
 			if rng.IntN(2) == 0 {
-				what = "prune"
-				if _, err := s.prune(ctx, now, time.Duration(rng.IntN(60))*time.Second); err != nil {
+				older := time.Duration(rng.IntN(60)) * time.Second
+				what = fmt.Sprintf("prune older than %v", older)
+				before, err := s.list(ctx, nil)
+				if err != nil {
 					t.Fatal(err)
+				}
+				n, err := s.prune(ctx, now, older)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := 0
+				for _, r := range before {
+					if r.State.final() && r.Updated.Before(now.Add(-older)) {
+						want++
+						if _, err := s.lookup(ctx, r.ID); !errors.Is(err, ErrPruned) {
+							t.Fatalf("step %d: %s (%s at %v) not pruned: %v", step, r.ID, r.State, r.Updated, err)
+						}
+					}
+				}
+				if n != want {
+					t.Fatalf("step %d: pruned %d, a scan says %d", step, n, want)
 				}
 			} else {
 				what = "reopen"
