@@ -599,3 +599,50 @@ func TestSparkplugResultsBounded(t *testing.T) {
 		t.Errorf("Command/LastResult %s, want r1004's", res.last)
 	}
 }
+
+// TestSparkplugBrokerRestart: after the broker restarts the node connects again with the next
+// bdSeq (attempts that could not even dial the broker, refused while it was down, give theirs
+// to the next one) and is born again from seq 0. The host, whose connection the restart ends
+// too, asks for a Rebirth until it hears an NBIRTH, which carries the connection's bdSeq.
+func TestSparkplugBrokerRestart(t *testing.T) {
+	eachBroker(t, func(t *testing.T, bk testBroker) {
+		pl := startPlant(t, "p1")
+		h := newSpbHost(t, bk.URL(), "plant1")
+		startBridge(t, spbConfig(t, bk.URL(), pl, "p1"))
+		eventually(t, "the births", func() bool { return h.count("DBIRTH") == 1 })
+		// Down for 700 ms: the node's attempts meanwhile (after 100, 200 and 400 ms, about) are
+		// refused.
+		switch b := bk.(type) {
+		case *embeddedBroker:
+			_ = b.b.Close()
+			time.Sleep(700 * time.Millisecond)
+			bk.restart(t)
+		case *mosquitto:
+			b.stop()
+			time.Sleep(700 * time.Millisecond)
+			b.start(t)
+		}
+		h = newSpbHost(t, bk.URL(), "plant1")
+		asked := time.Time{}
+		eventually(t, "the births again", func() bool {
+			if h.count("DBIRTH") >= 1 {
+				return true
+			}
+			if time.Since(asked) > 500*time.Millisecond {
+				h.command("bridge1", "", sparkplug.Metric{Name: "Node Control/Rebirth", Datatype: sparkplug.Boolean, Value: true})
+				asked = time.Now()
+			}
+			return false
+		})
+		var msgs []spbMsg
+		for _, m := range h.msgs() {
+			if m.topic.MessageType == "NBIRTH" || len(msgs) > 0 {
+				msgs = append(msgs, m)
+			}
+		}
+		if bd := bdSeqOf(t, msgs[0].pl); bd != 1 {
+			t.Errorf("NBIRTH bdSeq %d after the broker's restart, want 1", bd)
+		}
+		checkSeq(t, msgs)
+	})
+}
