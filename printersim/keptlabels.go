@@ -16,11 +16,11 @@ var errLabelShed = errors.New("the label of this print is no longer kept to draw
 // the simulator's lock; a record's content and row are also under its picture's lock, since
 // the renderer reads them.
 type keptLabels struct {
-	budget int            // labelBudget; tests lower it
-	refs   map[*byte]int  // the first byte of a label's bytes to the kept prints holding them
-	bytes  int            // the bytes counted
-	fifo   []*printRecord // prints holding a label, oldest first; let-go ones until compacted
-	live   int            // prints in fifo that still hold theirs
+	budget int                // labelBudget; tests lower it
+	refs   map[*byte]labelRef // the first byte of a label's bytes to the kept prints holding them
+	bytes  int                // the bytes counted
+	fifo   []*printRecord     // prints holding a label, oldest first; let-go ones until compacted
+	live   int                // prints in fifo that still hold theirs
 }
 
 // rowBytes is what a table row holds: its cells' names and values and a map entry's overhead.
@@ -32,22 +32,34 @@ func rowBytes(row map[string]string) int {
 	return n
 }
 
-// add counts r's label and row, letting the oldest go past labelBudget.
+// labelRef is a kept label: how many kept prints hold it, and its size, read when the first of
+// them came, so that the prints after it do not read the label again.
+type labelRef struct {
+	n    int
+	size labelSize
+}
+
+// add counts r's label and row, letting the oldest go past labelBudget, and gives r the
+// label's resolution and picture size.
 func (k *keptLabels) add(r *printRecord) {
 	if len(r.content) == 0 {
 		return
 	}
 	if k.refs == nil {
-		k.refs = map[*byte]int{}
+		k.refs = map[*byte]labelRef{}
 	}
 	if k.budget == 0 {
 		k.budget = labelBudget
 	}
 	key := &r.content[0]
-	if k.refs[key] == 0 {
+	ref := k.refs[key]
+	if ref.n == 0 {
 		k.bytes += len(r.content)
+		ref.size = sizeOf(r.content)
 	}
-	k.refs[key]++
+	ref.n++
+	k.refs[key] = ref
+	r.hdpi, r.vdpi, r.width, r.height = ref.size.hdpi, ref.size.vdpi, ref.size.w, ref.size.h
 	k.bytes += rowBytes(r.row)
 	k.fifo = append(k.fifo, r)
 	k.live++
@@ -71,7 +83,10 @@ func (k *keptLabels) letGo(r *printRecord) {
 		return
 	}
 	key := &content[0]
-	if k.refs[key]--; k.refs[key] == 0 {
+	if ref := k.refs[key]; ref.n > 1 {
+		ref.n--
+		k.refs[key] = ref
+	} else {
 		delete(k.refs, key)
 		k.bytes -= len(content)
 	}

@@ -32,8 +32,10 @@ type printRecord struct {
 	row        map[string]string
 	tooLarge   int // the size of a label over maxDrawnLabel, which is not kept
 	hdpi, vdpi float64
-	pic        picture
-	counted    int // bytes of its picture counted in the printer's budget; the renderer's lock
+	// width and height are the picture's size in pixels (0 when unknown): see labelSize.
+	width, height int
+	pic           picture
+	counted       int // bytes of its picture counted in the printer's budget; the renderer's lock
 }
 
 // printEntry is a record on the wire, in the list and in the events.
@@ -47,6 +49,10 @@ type printEntry struct {
 	Reason  string  `json:"reason"`
 	HDPI    float64 `json:"hdpi,omitempty"`
 	VDPI    float64 `json:"vdpi,omitempty"`
+	// Width and Height are the picture's size in pixels, given so that the page reserves its
+	// place before it loads; absent when the label has no size the page draws.
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
 	// Deferred is true when the renderer's queue was full: the picture is drawn when its URL
 	// is asked for.
 	Deferred bool `json:"deferred,omitempty"`
@@ -55,7 +61,7 @@ type printEntry struct {
 func (r *printRecord) entry() printEntry {
 	e := printEntry{Printer: r.printer, N: r.n, Time: r.time.Format(time.RFC3339Nano), Label: r.label, Key: r.key, State: "bounced", Reason: r.reason}
 	if r.printed {
-		e.State, e.HDPI, e.VDPI = "printed", r.hdpi, r.vdpi
+		e.State, e.HDPI, e.VDPI, e.Width, e.Height = "printed", r.hdpi, r.vdpi, r.width, r.height
 		e.Deferred = r.pic.wasDropped()
 	}
 	return e
@@ -84,11 +90,14 @@ func (s *Simulator) noteTrigger(p *printer, label, key, reason string, content j
 		label: label, key: key, printed: reason == "", reason: reason,
 	}
 	if r.printed {
-		r.hdpi, r.vdpi = labelDPI(content)
+		// A label kept to be drawn gets its resolution and size from keptLabels (read once
+		// per label); one too large to be drawn is read here.
 		if len(content) > maxDrawnLabel {
 			r.tooLarge = len(content)
+			r.hdpi, r.vdpi = labelDPI(content)
 		} else {
 			r.content, r.row = content, row
+			r.hdpi, r.vdpi = DefaultDPI, DefaultDPI
 		}
 	}
 	if len(p.prints) == KeptPrints {

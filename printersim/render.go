@@ -58,7 +58,8 @@ type Picture struct {
 	Row map[string]string
 	// Time is the simulator's clock when the label printed.
 	Time time.Time
-	// HDPI and VDPI are the label's resolution (its hdpi and vdpi, else DefaultDPI).
+	// HDPI and VDPI are the resolution the label is drawn at: its hdpi and vdpi, one set alone used
+	// for both, else DefaultDPI.
 	HDPI, VDPI float64
 	// Image returns the bytes of an image stored on the simulator, as stored (PNG, JPEG or
 	// TIFF), for a label that shows one: the drawer decodes them at the size it draws them.

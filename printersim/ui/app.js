@@ -143,6 +143,9 @@ function entryItem(name, e) {
     img.alt = "label " + (e.label || "data") + " printed by trigger " + e.n;
     img.dataset.hdpi = e.hdpi || 300;
     img.dataset.vdpi = e.vdpi || 300;
+    // The picture's size, known from the list, reserves its place before it loads, so the
+    // list does not grow as one scrolls.
+    if (e.width && e.height) { img.width = e.width; img.height = e.height; }
     img.loading = "lazy"; // a line at full speed loads only the pictures in view
     img.addEventListener("load", () => setMM(box));
     img.addEventListener("error", () => { box.replaceChildren(el("span", "meta", "no picture (its URL says why)")); });
