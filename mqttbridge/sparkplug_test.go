@@ -39,8 +39,8 @@ func newSpbHost(t testing.TB, brokerURL, group string) *spbHost {
 			t.Errorf("topic %q: %v", pr.Packet.Topic, err)
 			return true, nil
 		}
-		if tp.MessageType == "STATE" {
-			return true, nil
+		if tp.MessageType == "STATE" || tp.MessageType == "DCMD" || tp.MessageType == "NCMD" {
+			return true, nil // the node's messages only
 		}
 		pl, err := sparkplug.Unmarshal(pr.Packet.Payload)
 		if err != nil {
@@ -645,4 +645,50 @@ func TestSparkplugBrokerRestart(t *testing.T) {
 		}
 		checkSeq(t, msgs)
 	})
+}
+
+// TestSparkplugRefusals: a write that is no command of the printer, a command metric that is not
+// a String, a Command/PrintJob without a job, a Command/Deselect with one, a job with a
+// misspelt attribute and a DCMD that is not a Sparkplug payload are each refused on
+// Command/LastResult with the reason, and nothing reaches the printer.
+func TestSparkplugRefusals(t *testing.T) {
+	bk := newEmbedded(t)
+	pl := startPlant(t, "p1")
+	h := newSpbHost(t, bk.URL(), "plant1")
+	startBridge(t, spbConfig(t, bk.URL(), pl, "p1"))
+	eventually(t, "DBIRTH", func() bool { return h.count("DBIRTH") == 1 })
+	h.command("bridge1", "p1",
+		spbCmd("Status/State", "PRINTING"),
+		sparkplug.Metric{Name: spbPrintJob, Datatype: sparkplug.Int64, Value: int64(7)},
+		spbCmd(spbPrintJob, map[string]any{"id": "nojob"}),
+		spbCmd(spbDeselect, map[string]any{"id": "withjob", "job": job("withjob")}),
+		spbCmd(spbPrintJob, map[string]any{"id": "typo", "job": map[string]any{"labelname": "x"}}),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if _, err := h.cli.Publish(ctx, &paho.Publish{Topic: "spBv1.0/plant1/DCMD/bridge1/p1", QoS: 0, Payload: []byte{0xff, 0xff}}); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ id, has string }{
+		{"", "Status/State is not a command"},
+		{"", "must be a String"},
+		{"nojob", `needs a "job"`},
+		{"withjob", `takes no "job"`},
+		{"typo", "labelname"},
+		{"", "not a Sparkplug B payload"},
+	}
+	eventually(t, "six refusals", func() bool { return len(h.lastResults("p1")) >= len(want) })
+	got := h.lastResults("p1")
+	for _, w := range want {
+		found := false
+		for _, r := range got {
+			found = found || r.State == StateInvalid && r.ID == w.id && strings.Contains(r.Error, w.has)
+		}
+		if !found {
+			t.Errorf("no refusal with id %q saying %q in %+v", w.id, w.has, got)
+		}
+	}
+	if n := pl.Sim.Requests("POST", "/api/v3/printers/{name}/printJob"); n != 0 {
+		t.Errorf("%d printJobs reached the printer", n)
+	}
 }
