@@ -154,9 +154,14 @@ func (n *spbNode) session(ctx context.Context, serverURL *url.URL) {
 			// Every CONNECT starts clean with a session that ends with it, and carries the
 			// next bdSeq in its Will.
 			cp.CleanStart = true
-			if cp.Properties != nil {
-				cp.Properties.SessionExpiryInterval = nil
+			if cp.Properties == nil {
+				cp.Properties = &paho.ConnectProperties{}
 			}
+			cp.Properties.SessionExpiryInterval = nil
+			// The broker sends no DCMD larger than the bridge's own connection takes
+			// (limits.max_packet_size): a larger one is dropped there, unread.
+			size := n.b.cfg.Limits.MaxPacketSize
+			cp.Properties.MaximumPacketSize = &size
 			bd, err := n.bd.next(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("recording the Sparkplug bdSeq: %w", err)

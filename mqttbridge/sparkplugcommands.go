@@ -31,6 +31,10 @@ const (
 	spbCancel     = "Command/Cancel"
 )
 
+// maxDCMDMetrics is how many metrics one DCMD may carry: a DCMD with more is refused whole, with
+// one Command/LastResult naming the cap, rather than one refusal or command per metric.
+const maxDCMDMetrics = 64
+
 var spbCommands = map[string]string{
 	spbPrintJob:   cmdPrintJob,
 	spbTrigger:    cmdTrigger,
@@ -57,6 +61,10 @@ func (n *spbNode) deviceCommand(cl *paho.Client, pb *paho.Publish) {
 	pl, err := sparkplug.Unmarshal(pb.Payload)
 	if err != nil {
 		n.refuse(d, "", "", invalidf("the DCMD is not a Sparkplug B payload: %v; nothing was done", err))
+		return
+	}
+	if len(pl.Metrics) > maxDCMDMetrics {
+		n.refuse(d, "", "", invalidf("the DCMD carries %d metrics, over the cap of %d a DCMD may carry; none was taken, nothing was done", len(pl.Metrics), maxDCMDMetrics))
 		return
 	}
 	idless := false // an id-less Command/Trigger of this DCMD was taken
