@@ -12,9 +12,11 @@
 // The file is a bbolt database: every Enqueue is committed and fsynced before it returns,
 // concurrent Enqueues share one commit, and only one Outbox (in any process) can have the file
 // open at a time. [Outbox.Drain] is Run for a batch job: it sends what is due and returns.
-// The file keeps an index of its pending, sending and unknown entries and a count of each
-// printer's entries in each state, both in the transaction of every change: Open and
-// [Outbox.List] of those states read those entries alone, and [Outbox.Counts] none. Files
+// The file keeps indexes in the transaction of every change: of its pending, sending and
+// unknown entries, of each printer's count of entries in each state, of its final entries by
+// their last change, and of the settled entries not acknowledged. Open and [Outbox.List] of
+// those states read those entries alone, [Outbox.Prune] the entries old enough to go,
+// [Outbox.Unacknowledged] those not acknowledged, and [Outbox.Counts] none. Files
 // written before kinds, pruned IDs or the indexes existed open unchanged (their indexes built
 // once) and are marked with the newer format, which older versions refuse to open rather
 // than misread.
