@@ -258,16 +258,20 @@ func TestPageSoakInChromium(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("feed").textContent === "live" && (window.notReloaded = true)`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Fatalf("the page did not go live: %v", err)
 	}
-	// What the page's event stream delivers: each print event's id one more than the last, or
-	// a reload (whose id is the server's last) before the next.
+	// What the page's event stream delivers (each message the page takes from events.js): each
+	// print event's id one more than the last, or a reload (whose id is the server's last) before the next.
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => {
 		window.seen = {prints: 0, reloads: 0, last: null, bad: ""};
-		source.addEventListener("print", ev => {
-			const id = Number(ev.lastEventId);
-			if (seen.last !== null && id !== seen.last + 1 && !seen.bad) seen.bad = "event " + id + " after " + seen.last + " with no reload";
-			seen.last = id; seen.prints++;
-		});
-		source.addEventListener("reload", ev => { seen.last = Number(ev.lastEventId); seen.reloads++; });
+		const take = feed;
+		feed = m => {
+			const id = Number(m.id);
+			if (m.type === "print") {
+				if (seen.last !== null && id !== seen.last + 1 && !seen.bad) seen.bad = "event " + id + " after " + seen.last + " with no reload";
+				seen.last = id; seen.prints++;
+			}
+			if (m.type === "reload") { seen.last = id; seen.reloads++; }
+			take(m);
+		};
 		return true; })()`)); err != nil {
 		t.Fatal(err)
 	}

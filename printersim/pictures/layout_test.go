@@ -95,7 +95,8 @@ func TestPicturesReserveTheirSizeInChromium(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("feed").textContent === "live" && document.querySelectorAll(".printer").length === 2 && document.querySelectorAll(".printer")[0].querySelectorAll(".prints li").length === 200`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("feed").textContent === "live" && document.querySelectorAll(".printer").length === 2 && document.querySelectorAll(".printer")[0].querySelectorAll(".prints li").length === 200
+		&& [...document.querySelectorAll(".printer")].every(c => c.querySelector(".state").textContent.includes("last trigger") && c.querySelector(".queue tbody tr") !== null)`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Fatalf("the page did not go live with 200 prints: %v", err)
 	}
 	// The list's height, its oldest print's place in it, the oldest picture's box, the second

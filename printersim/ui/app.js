@@ -193,7 +193,6 @@ async function loadPrints(name) {
 
 // --- live ---
 
-let source = null;
 async function loadAll() {
   let after = Infinity;
   const s = await refreshBar();
@@ -209,33 +208,74 @@ async function loadAll() {
   return after;
 }
 
-function listen(after) {
-  if (source) source.close();
-  const es = new EventSource("/ui/events?after=" + after);
-  source = es;
-  source.addEventListener("open", () => { $("#feed").textContent = "live"; $("#feed").classList.remove("err"); });
-  source.addEventListener("error", () => {
-    $("#feed").textContent = "reconnecting…"; $("#feed").classList.add("err");
-    // The browser retries a stream that broke, but gives up on one the simulator refused (a
-    // session that ended answers 401): read the lists again, which shows the login form when
-    // the session is gone, and listen anew.
-    if (es.readyState === EventSource.CLOSED && source === es) setTimeout(relisten, 1000);
-  });
-  source.addEventListener("print", ev => {
-    const e = JSON.parse(ev.data);
-    addEntry(e.printer, e, true);
-    refreshState(e.printer);
-  });
-  source.addEventListener("state", ev => {
-    const s = JSON.parse(ev.data);
-    if (printers.has(s.printer)) refreshState(s.printer);
-    refreshBar();
-  });
-  source.addEventListener("reload", () => { loadAll().catch(showError); });
+// The events come from events.js, one stream for every tab of the browser. The lists are read
+// once the stream is open, so that no print falls between them; prints that come while they
+// are read wait, and are put in their place after (addEntry skips those the lists had).
+let streaming = false, loaded = false, syncing = false, syncAgain = false, waiting = [];
+async function sync() {
+  if (syncing) { syncAgain = true; return; }
+  syncing = true;
+  try {
+    const after = await loadAll();
+    if (Number.isFinite(after)) port.postMessage({ after });
+    loaded = true;
+  } catch (e) {
+    showError(e);
+  } finally {
+    const w = waiting;
+    syncing = false; waiting = [];
+    for (const e of w) { addEntry(e.printer, e, true); refreshState(e.printer); }
+    if (syncAgain) { syncAgain = false; sync(); } else if (loaded && streaming) showLive();
+  }
 }
 
-function relisten() {
-  loadAll().then(listen).catch(e => { showError(e); setTimeout(relisten, 2000); });
+function showLive() { $("#feed").textContent = "live"; $("#feed").classList.remove("err"); }
+
+// feed takes a message of events.js: the stream's state, or an event with its id and data.
+function feed(m) {
+  switch (m.type) {
+  case "open":
+    streaming = true;
+    if (!loaded) sync(); else if (!syncing) showLive();
+    break;
+  case "error":
+    streaming = false;
+    $("#feed").textContent = "reconnecting…"; $("#feed").classList.add("err");
+    // A stream the simulator refused: read the lists again, which shows the login form when
+    // the session is gone.
+    if (m.closed) sync();
+    break;
+  case "print": {
+    const e = JSON.parse(m.data);
+    if (syncing) { waiting.push(e); break; }
+    addEntry(e.printer, e, true);
+    refreshState(e.printer);
+    break;
+  }
+  case "state": {
+    const s = JSON.parse(m.data);
+    if (printers.has(s.printer)) refreshState(s.printer);
+    refreshBar();
+    break;
+  }
+  case "reload":
+    sync();
+    break;
+  }
+}
+
+let port = null; // to events.js
+function listen() {
+  const url = "/ui/static/events.js";
+  if (typeof SharedWorker === "function") {
+    port = new SharedWorker(url, { name: "printersim events" }).port;
+  } else {
+    port = new Worker(url); // no shared worker in this browser: a stream of its own
+  }
+  port.onmessage = m => feed(m.data);
+  window.addEventListener("pagehide", () => port.postMessage("bye"));
+  // A page the browser kept and shows again left its stream: it is loaded anew.
+  window.addEventListener("pageshow", e => { if (e.persisted) location.reload(); });
 }
 
 // control posts a control's request and says a refusal beside the control (answer), never in
@@ -271,7 +311,7 @@ async function main() {
   }
   const s = await refreshBar();
   for (const name of s.printers) addPrinter(name);
-  listen(await loadAll());
+  listen();
 }
 
 main().catch(showError);
