@@ -71,13 +71,14 @@ user_pref("dom.push.connection.enabled", false);
 user_pref("media.gmp-manager.url", "http://127.0.0.1:9/");
 `
 
-// bidi is a WebDriver BiDi session with a Firefox the test started, on one tab.
+// bidi is a WebDriver BiDi session with a Firefox the test started, on one tab; the tabs
+// newTab opens share its connection.
 type bidi struct {
 	t       *testing.T
 	conn    *websocket.Conn
-	context string // the tab's browsing context
-	mu      sync.Mutex
-	nextID  int
+	context string      // the tab's browsing context
+	mu      *sync.Mutex // the connection's, for one command at a time
+	nextID  *int
 }
 
 var bidiURL = regexp.MustCompile(`WebDriver BiDi listening on (ws://\S+)`)
@@ -132,7 +133,7 @@ func openFirefox(t *testing.T, exe string) *bidi {
 		stop()
 		t.Fatalf("connecting to Firefox's WebDriver BiDi at %s: %v", ws, err)
 	}
-	b := &bidi{t: t, conn: conn}
+	b := &bidi{t: t, conn: conn, mu: new(sync.Mutex), nextID: new(int)}
 	t.Cleanup(func() {
 		_ = b.send("browser.close", map[string]any{}, nil)
 		conn.Close()
@@ -162,8 +163,8 @@ func openFirefox(t *testing.T, exe string) *bidi {
 func (b *bidi) send(method string, params any, res any) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.nextID++
-	id := b.nextID
+	*b.nextID++
+	id := *b.nextID
 	_ = b.conn.SetWriteDeadline(time.Now().Add(time.Minute))
 	if err := b.conn.WriteJSON(map[string]any{"id": id, "method": method, "params": params}); err != nil {
 		return err
@@ -191,6 +192,30 @@ func (b *bidi) send(method string, params any, res any) error {
 		}
 		return nil
 	}
+}
+
+// newTab opens a tab in the same Firefox and returns it, on the same session.
+func (b *bidi) newTab() (*bidi, error) {
+	var res struct {
+		Context string `json:"context"`
+	}
+	if err := b.send("browsingContext.create", map[string]any{"type": "tab"}, &res); err != nil {
+		return nil, err
+	}
+	tab := *b
+	tab.context = res.Context
+	return &tab, nil
+}
+
+// closeTab closes the tab.
+func (b *bidi) closeTab() error {
+	return b.send("browsingContext.close", map[string]any{"context": b.context}, nil)
+}
+
+// open starts loading url in the tab without waiting for it to load (a tab that cannot get a
+// connection never would).
+func (b *bidi) open(url string) error {
+	return b.send("browsingContext.navigate", map[string]any{"context": b.context, "url": url, "wait": "none"}, nil)
 }
 
 // navigate loads url in the tab and waits until it has loaded.
