@@ -221,6 +221,9 @@ async function sync() {
     loaded = true;
   } catch (e) {
     showError(e);
+    // The stream is open but the lists could not be read: try again (a stream that breaks
+    // has them read again when it is refused).
+    if (streaming) setTimeout(sync, 2000);
   } finally {
     const w = waiting;
     syncing = false; waiting = [];
