@@ -535,6 +535,7 @@ func (b *Bridge) bridge(ctx context.Context) error {
 		if b.spb.cfg.BrokerURL != "" {
 			spbURL, _ = url.Parse(b.spb.cfg.BrokerURL) // Validate checked it
 		}
+		b.spb.restoreResults()
 		go func() { defer close(nodeDone); b.spb.run(nodeCtx, ctx, spbURL) }()
 	} else {
 		close(nodeDone)

@@ -1,0 +1,97 @@
+package outbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	bolt "go.etcd.io/bbolt"
+)
+
+// This file holds Recent: the newest final entries of an outbox, read through the file's index
+// of final entries by their last change (boltindex.go), so that a caller that shows what
+// happened last (a Sparkplug node's Command/Results after a restart) reads those entries and
+// no other.
+
+// recentStore is a store that reads its newest final entries.
+type recentStore interface {
+	// recent returns the newest n final entries by their last change (then by sequence
+	// number), oldest first.
+	recent(ctx context.Context, n int) ([]*record, error)
+}
+
+// Recent returns the newest n entries in final states (Sent, Rejected, Expired, Cancelled) by
+// their last change, oldest first; fewer when the outbox holds fewer, none for n <= 0. A file
+// reads them through its index of final entries by their last change: n entries, however long
+// its history. A queue in PostgreSQL has the database sort its final entries by their last change.
+func (o *Outbox) Recent(n int) ([]Entry, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	o.gate.RLock()
+	defer o.gate.RUnlock()
+	if o.closed {
+		return nil, errClosed
+	}
+	rs, ok := o.store.(recentStore)
+	if !ok {
+		return nil, fmt.Errorf("outbox: this store cannot read its newest entries")
+	}
+	ctx, cancel := o.opContext()
+	defer cancel()
+	recs, err := rs.recent(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(recs))
+	for _, r := range recs {
+		e, err := r.entry()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// recent walks the index of final entries back from its end.
+func (s *boltStore) recent(_ context.Context, n int) ([]*record, error) {
+	var out []*record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		entries := tx.Bucket(bucketEntries)
+		c := tx.Bucket(bucketFinal).Cursor()
+		for fk, _ := c.Last(); fk != nil && len(out) < n; fk, _ = c.Prev() {
+			k := bytes.Clone(fk[8:])
+			r, err := decodeRecord(entries.Get(k))
+			if err != nil || !r.State.final() {
+				return fmt.Errorf("outbox: unreadable entry, or its index is damaged (sequence %d)", binary.BigEndian.Uint64(k))
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// recent has the database pick the newest n final entries of the queue.
+func (s *pgStore) recent(ctx context.Context, n int) ([]*record, error) {
+	rows, err := s.db().Query(ctx, `SELECT `+pgCols+` FROM (SELECT `+pgCols+` FROM labelprinter_outbox_entries
+		WHERE queue = $1 AND pruned IS NULL AND state = ANY($2) ORDER BY updated DESC, seq DESC LIMIT $3) AS newest
+		ORDER BY updated, seq`, s.queue, finalNames(), n)
+	if err != nil {
+		return nil, s.fail("reading the newest entries", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*record, error) { return scanRecord(row) })
+	if err != nil {
+		return nil, s.fail("reading the newest entries", err)
+	}
+	return out, nil
+}
