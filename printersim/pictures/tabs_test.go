@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/labelprinter/go-labelprinter/printersim"
@@ -202,5 +204,32 @@ func TestTenTabsShareOneStreamInFirefox(t *testing.T) {
 	shows(1, 2)
 	if open := streams.open.Load(); open != 1 {
 		t.Errorf("nine tabs hold %d event streams; want one", open)
+	}
+}
+
+// TestPageWithoutSharedWorkerInChromium: in a browser without shared workers (Chromium with
+// SharedWorker taken away before the page's script runs) the page runs the feed as a worker
+// of its own: it goes live on a stream of its own, and shows a print with its picture.
+func TestPageWithoutSharedWorkerInChromium(t *testing.T) {
+	exe := chromium(t)
+	srv, streams := tenTabsSetup(t)
+	ctx := openBrowser(t, exe)
+	if err := chromedp.Do(ctx, func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: "delete window.SharedWorker;"})
+		return chromedp.Void{}, err
+	}, chromedp.Navigate(streams.srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	if err := pollAcross(ctx, `typeof SharedWorker === "undefined" && document.getElementById("feed").textContent === "live"`, 10*time.Second); err != nil {
+		t.Fatalf("the page without SharedWorker did not go live: %v", err)
+	}
+	if printed, _ := srv.Sim.PressTrigger("line1"); !printed {
+		t.Fatal("a trigger did not print")
+	}
+	if err := pollAcross(ctx, showsPrint(1), 10*time.Second); err != nil {
+		t.Fatalf("the page without SharedWorker does not show the print with its picture: %v", err)
+	}
+	if open, opened := streams.open.Load(), streams.opened.Load(); open != 1 || opened != 1 {
+		t.Errorf("the tab holds %d event streams, %d opened; want one", open, opened)
 	}
 }
