@@ -1,6 +1,7 @@
 package pictures_test
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"strings"
@@ -91,9 +92,22 @@ func twoPrintersWithKeptPrints(t *testing.T) *printersim.Server {
 func TestPicturesReserveTheirSizeInChromium(t *testing.T) {
 	exe := chromium(t)
 	srv := twoPrintersWithKeptPrints(t)
+	for _, zoom := range []bool{false, true} {
+		t.Run(fmt.Sprintf("zoom=%v", zoom), func(t *testing.T) { picturesReserveTheirSize(t, exe, srv, zoom) })
+	}
+}
+
+// picturesReserveTheirSize is TestPicturesReserveTheirSizeInChromium in a browser of its own,
+// the 1:1 zoom switched on before the list is read when zoom is true.
+func picturesReserveTheirSize(t *testing.T, exe string, srv *printersim.Server, zoom bool) {
 	ctx := openBrowser(t, exe)
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
 		t.Fatal(err)
+	}
+	if zoom {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const z = document.getElementById("zoom"); z.checked = true; z.dispatchEvent(new Event("change")); return true; })()`)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("feed").textContent === "live" && document.querySelectorAll(".printer").length === 2 && document.querySelectorAll(".printer")[0].querySelectorAll(".prints li").length === 200
 		&& [...document.querySelectorAll(".printer")].every(c => c.querySelector(".state").textContent.includes("last trigger") && c.querySelector(".queue tbody tr") !== null)`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
@@ -132,5 +146,8 @@ func TestPicturesReserveTheirSizeInChromium(t *testing.T) {
 	}
 	if before[3] < 100 {
 		t.Errorf("the oldest picture reserved %.0f x %.0f px before it loaded, not its 50 x 30 mm's shape", before[2], before[3])
+	}
+	if want := 50 * 96 / 25.4; zoom && math.Abs(after[2]-want) > 1 {
+		t.Errorf("at 1:1 the oldest picture is %.1f px wide, want 50 mm, %.1f CSS px", after[2], want)
 	}
 }

@@ -110,14 +110,9 @@ function keptLine(p) {
 // rulers use --mm, the displayed size of one millimetre.
 function setMM(box) {
   const img = $("img", box);
-  if (!img.naturalWidth) return;
-  const wmm = img.naturalWidth / Number(img.dataset.hdpi) * 25.4;
-  const hmm = img.naturalHeight / Number(img.dataset.vdpi) * 25.4;
-  if (document.body.classList.contains("zoom")) {
-    img.style.width = wmm + "mm"; img.style.height = hmm + "mm";
-  } else {
-    img.style.width = ""; img.style.height = "";
-  }
+  const mm = sizeMM(img);
+  if (!mm || !img.naturalWidth) return; // the rulers once it has loaded
+  const [wmm, hmm] = mm;
   const px = img.getBoundingClientRect().width / wmm;
   box.style.setProperty("--mm", px + "px");
   for (const r of box.querySelectorAll(".ruler")) {
@@ -129,6 +124,20 @@ function setMM(box) {
     }
     [...r.children].forEach((s, i) => { s.style[top ? "left" : "top"] = (i * 10 * px) + "px"; });
   }
+}
+
+// sizeMM sizes a picture for the zoom, from its pixels, or before it loads from the size the
+// list gave (so it holds its place at 1:1 too), and returns its millimetres.
+function sizeMM(img) {
+  const w = img.naturalWidth || Number(img.getAttribute("width")), h = img.naturalHeight || Number(img.getAttribute("height"));
+  if (!w || !h) return null;
+  const wmm = w / Number(img.dataset.hdpi) * 25.4, hmm = h / Number(img.dataset.vdpi) * 25.4;
+  if (document.body.classList.contains("zoom")) {
+    img.style.width = wmm + "mm"; img.style.height = hmm + "mm";
+  } else {
+    img.style.width = ""; img.style.height = "";
+  }
+  return [wmm, hmm];
 }
 
 function entryItem(name, e) {
@@ -145,7 +154,7 @@ function entryItem(name, e) {
     img.dataset.vdpi = e.vdpi || 300;
     // The picture's size, known from the list, reserves its place before it loads, so the
     // list does not grow as one scrolls.
-    if (e.width && e.height) { img.width = e.width; img.height = e.height; }
+    if (e.width && e.height) { img.width = e.width; img.height = e.height; sizeMM(img); }
     img.loading = "lazy"; // a line at full speed loads only the pictures in view
     img.addEventListener("load", () => setMM(box));
     img.addEventListener("error", () => { box.replaceChildren(el("span", "meta", "no picture (its URL says why)")); });
