@@ -291,6 +291,14 @@ func benchCommandsVia(b *testing.B, printers int, every time.Duration, postgres,
 // same.
 //
 //	go test -run '^$' -bench 'Commands16Sparkplug' -benchtime 1000x -count 3 ./mqttbridge
+//
+// -count runs each side its times in a row, so a machine whose load moves favours one; the
+// README's figures come from one test binary running the sides in pairs, each pair's order
+// alternating, cpu-ms/cmd (the process's CPU per command) beside the rate:
+//
+//	go test -c -o /tmp/mqttbridge.test ./mqttbridge
+//	for i in 1 2 3 4 5; do o="topics sparkplug"; [ $((i%2)) = 0 ] && o="sparkplug topics"
+//	  for v in $o; do /tmp/mqttbridge.test -test.run '^$' -test.bench "Commands16Sparkplug/via=$v/load=burst" -test.benchtime 1000x; done; done
 func BenchmarkCommands16Sparkplug(b *testing.B) {
 	for _, load := range []struct {
 		name  string
