@@ -465,6 +465,10 @@ func (s *pgStore) setup(ctx context.Context) error {
 		doing = "adding the index of unsettled entries"
 		err = s.addUnsettledIndex(ctx)
 	}
+	if err == nil {
+		doing = "adding the index of final entries"
+		err = s.addFinalIndex(ctx)
+	}
 	if err != nil {
 		return s.fail(doing, err)
 	}

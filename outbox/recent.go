@@ -25,7 +25,8 @@ type recentStore interface {
 // Recent returns the newest n entries in final states (Sent, Rejected, Expired, Cancelled) by
 // their last change, oldest first; fewer when the outbox holds fewer, none for n <= 0. A file
 // reads them through its index of final entries by their last change: n entries, however long
-// its history. A queue in PostgreSQL has the database sort its final entries by their last change.
+// its history. A queue in PostgreSQL reads them through an index of its final entries by their
+// last change, added to tables made before it when they are opened.
 func (o *Outbox) Recent(n int) ([]Entry, error) {
 	if n <= 0 {
 		return nil, nil
@@ -81,11 +82,34 @@ func (s *boltStore) recent(_ context.Context, n int) ([]*record, error) {
 	return out, nil
 }
 
-// recent has the database pick the newest n final entries of the queue.
+// pgFinalIndex is the index Recent reads a queue's final entries by, newest first.
+const pgFinalIndex = `CREATE INDEX IF NOT EXISTS labelprinter_outbox_entries_final ON labelprinter_outbox_entries (queue, updated, seq)
+	WHERE state IN ('sent', 'rejected', 'expired', 'cancelled') AND pruned IS NULL`
+
+// addFinalIndex adds the index of final entries to tables made before it (version 1 either
+// way: versions without it read the tables as before). It is looked for first, so an open of
+// tables that have it takes no lock.
+func (s *pgStore) addFinalIndex(ctx context.Context) error {
+	var has bool
+	if err := s.db().QueryRow(ctx, `SELECT to_regclass('labelprinter_outbox_entries_final') IS NOT NULL`).Scan(&has); err != nil || has {
+		return err
+	}
+	return pgx.BeginTxFunc(ctx, s.db(), s.abandon.TxOptions(), func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(7286135)`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, pgFinalIndex)
+		return err
+	})
+}
+
+// recent has the database read the newest n final entries of the queue through their index:
+// its condition, written out, is what lets the planner use it.
 func (s *pgStore) recent(ctx context.Context, n int) ([]*record, error) {
 	rows, err := s.db().Query(ctx, `SELECT `+pgCols+` FROM (SELECT `+pgCols+` FROM labelprinter_outbox_entries
-		WHERE queue = $1 AND pruned IS NULL AND state = ANY($2) ORDER BY updated DESC, seq DESC LIMIT $3) AS newest
-		ORDER BY updated, seq`, s.queue, finalNames(), n)
+		WHERE queue = $1 AND state IN ('sent', 'rejected', 'expired', 'cancelled') AND pruned IS NULL
+		ORDER BY updated DESC, seq DESC LIMIT $2) AS newest
+		ORDER BY updated, seq`, s.queue, n)
 	if err != nil {
 		return nil, s.fail("reading the newest entries", err)
 	}
