@@ -71,6 +71,7 @@ type Bridge struct {
 	instance string
 	ctls     []*controller
 	pub      *publisher
+	recv     *recvSession // paho's session, which cuts down the commands it keeps (recvpackets.go)
 	// crash, when set (by tests), is called at each point where a process may die while it
 	// handles a command: see crashPoint.
 	crash func(kind, point string)
@@ -222,6 +223,7 @@ func New(cfg Config, opts ...Option) (*Bridge, error) {
 		instance: newInstance(),
 	}
 	b.pub = newPublisher(b.log)
+	b.recv = newRecvSession(b.pub.store.sess)
 	var err error
 	if cfg.Broker.PasswordFile != "" {
 		if b.password, err = readPassword(cfg.Broker.PasswordFile); err != nil {
@@ -484,12 +486,13 @@ func (b *Bridge) bridge(ctx context.Context) error {
 				b.connectionLost()
 			},
 			// Counts each message's tries, so one the broker disconnects over is dropped.
-			Session:                    b.pub.store.sess,
+			Session:                    b.recv,
 			EnableManualAcknowledgment: true,
 			SendAcksInterval:           ackInterval,
 			OnPublishReceived: []func(paho.PublishReceived) (bool, error){
 				func(pr paho.PublishReceived) (bool, error) {
 					b.onCommand(ctx, pr.Client, pr.Packet)
+					b.recv.release(pr.Packet)
 					return true, nil
 				},
 			},

@@ -41,6 +41,9 @@ func childMain() (int, bool) {
 		opts = append(opts, WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	}
 	opts = append(opts, childCrashOptions()...)
+	if path := os.Getenv(floodHeapProfileEnv); path != "" {
+		heapProfileOnSignal(ctx, path)
+	}
 	b, err := New(*cfg, opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -22,7 +22,7 @@ func (b *Bridge) onCommand(ctx context.Context, cl *paho.Client, pb *paho.Publis
 	if b.stopping.Load() {
 		return
 	}
-	b.queue(b.commandPrinter(pb.Topic), heldCommand{ctx: ctx, cl: cl, pb: pb})
+	b.queue(b.commandPrinter(pb.Topic), heldCommand{ctx: ctx, cl: cl, pb: keepCommand(pb)})
 }
 
 // taking reports whether commands are executed: not once the bridge stops, nor by a bridge
@@ -39,12 +39,13 @@ func (b *Bridge) execute(ctx context.Context, cl *paho.Client, pb *paho.Publish,
 	if done == nil {
 		return
 	}
+	ack := ackOnly(pb) // not pb: its payload and properties are not needed while it waits
 	b.ackers.Add(1)
 	go func() {
 		defer b.ackers.Done()
 		if b.await(cl, done) {
 			b.crashPoint(kind, crashAfterResult)
-			b.ack(cl, pb)
+			b.ack(cl, ack)
 		}
 	}()
 }
