@@ -103,13 +103,16 @@ func (s *pgStore) addFinalIndex(ctx context.Context) error {
 	})
 }
 
-// recent has the database read the newest n final entries of the queue through their index:
-// its condition, written out, is what lets the planner use it.
+// pgRecent reads the newest $2 final entries of queue $1 through their index: its condition,
+// written out, is what lets the planner use it.
+const pgRecent = `SELECT ` + pgCols + ` FROM (SELECT ` + pgCols + ` FROM labelprinter_outbox_entries
+	WHERE queue = $1 AND state IN ('sent', 'rejected', 'expired', 'cancelled') AND pruned IS NULL
+	ORDER BY updated DESC, seq DESC LIMIT $2) AS newest
+	ORDER BY updated, seq`
+
+// recent has the database read the newest n final entries of the queue.
 func (s *pgStore) recent(ctx context.Context, n int) ([]*record, error) {
-	rows, err := s.db().Query(ctx, `SELECT `+pgCols+` FROM (SELECT `+pgCols+` FROM labelprinter_outbox_entries
-		WHERE queue = $1 AND state IN ('sent', 'rejected', 'expired', 'cancelled') AND pruned IS NULL
-		ORDER BY updated DESC, seq DESC LIMIT $2) AS newest
-		ORDER BY updated, seq`, s.queue, n)
+	rows, err := s.db().Query(ctx, pgRecent, s.queue, n)
 	if err != nil {
 		return nil, s.fail("reading the newest entries", err)
 	}

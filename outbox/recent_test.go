@@ -1,9 +1,14 @@
 package outbox
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 )
 
 // TestRecent: Recent returns the newest final entries by their last change, oldest first, and
@@ -46,4 +51,46 @@ func testRecent(t *testing.T, st testStore) {
 	}
 	check(ob)
 	check(st.reopen(t, ob, c))
+}
+
+// TestPostgresFinalIndex: tables made before the index of final entries have it added when a
+// queue is opened, and Recent reads through it (the plan, with sequential scans off, names it).
+func TestPostgresFinalIndex(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ob := openPG(t, dsn, "q", nil)
+	for _, id := range []string{"e0", "e1", "e2"} {
+		enqueue(t, ob, Intent{ID: id, Printer: "p1", Job: job(id)})
+		if err := ob.Cancel(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ob.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sqlExec(t, dsn, `DROP INDEX labelprinter_outbox_entries_final`)
+	ob = openPG(t, dsn, "q", nil)
+	if got, err := ob.Recent(2); err != nil || !slices.Equal(ids(got), []string{"e1", "e2"}) {
+		t.Fatalf("Recent(2) = %v, %v; want e1 e2", ids(got), err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SET enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, `EXPLAIN `+pgRecent, "q", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(plan, "\n"), "labelprinter_outbox_entries_final") {
+		t.Errorf("Recent's plan does not use the index:\n%s", strings.Join(plan, "\n"))
+	}
 }
