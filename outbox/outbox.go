@@ -488,6 +488,11 @@ func (o *Outbox) List(states ...State) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return toEntries(recs)
+}
+
+// toEntries returns the records as entries, in their order.
+func toEntries(recs []*record) ([]Entry, error) {
 	out := make([]Entry, 0, len(recs))
 	for _, r := range recs {
 		e, err := r.entry()
@@ -540,15 +545,7 @@ func (o *Outbox) Unacknowledged() ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Entry, 0, len(recs))
-	for _, r := range recs {
-		e, err := r.entry()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return toEntries(recs)
 }
 
 // Acknowledge takes each entry out of Unacknowledged while its state and attempts are still

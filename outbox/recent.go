@@ -46,15 +46,7 @@ func (o *Outbox) Recent(n int) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Entry, 0, len(recs))
-	for _, r := range recs {
-		e, err := r.entry()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
+	return toEntries(recs)
 }
 
 // recent walks the index of final entries back from its end.
