@@ -67,6 +67,7 @@ type openEntry struct {
 type outboxView struct {
 	mu      sync.Mutex
 	open    map[string]map[string]openEntry // remote printer -> id -> entry
+	opened  map[string]map[outbox.State]int // remote printer -> open state -> entries in open
 	settled map[string]map[outbox.State]int // remote printer -> final state -> count
 	pub     map[string]*outboxPub           // remote printer -> its publication
 }
@@ -83,7 +84,7 @@ type outboxPub struct {
 // Run it has committed none but turning the entries Open found Sending into Unknown, which
 // List already shows.
 func newOutboxView(ob *outbox.Outbox) (*outboxView, error) {
-	v := &outboxView{open: map[string]map[string]openEntry{}, settled: map[string]map[outbox.State]int{}, pub: map[string]*outboxPub{}}
+	v := &outboxView{open: map[string]map[string]openEntry{}, opened: map[string]map[outbox.State]int{}, settled: map[string]map[outbox.State]int{}, pub: map[string]*outboxPub{}}
 	counts, err := ob.Counts()
 	if err != nil {
 		return nil, err
@@ -113,9 +114,19 @@ func final(s outbox.State) bool {
 }
 
 // apply records e's new state. Final states never change, so an entry is counted in one
-// once, when it leaves the open ones.
+// once, when it leaves the open ones. The open entries are counted by state as they change,
+// so that counts, which every update of a printer's Sparkplug metrics reads, does not walk
+// them.
 func (v *outboxView) apply(e outbox.Entry) {
 	open := v.open[e.Printer]
+	opened := v.opened[e.Printer]
+	if opened == nil {
+		opened = map[outbox.State]int{}
+		v.opened[e.Printer] = opened
+	}
+	if was, ok := open[e.ID]; ok {
+		opened[was.state]--
+	}
 	if !final(e.State) {
 		if open == nil {
 			open = map[string]openEntry{}
@@ -128,6 +139,7 @@ func (v *outboxView) apply(e outbox.Entry) {
 			since = e.Updated
 		}
 		open[e.ID] = openEntry{id: callerID(e), state: e.State, since: since, attempts: e.Attempts}
+		opened[e.State]++
 		return
 	}
 	delete(open, e.ID)
@@ -142,10 +154,7 @@ func (v *outboxView) apply(e outbox.Entry) {
 func (v *outboxView) counts(remote string) map[outbox.State]int {
 	n := map[outbox.State]int{}
 	for _, st := range []outbox.State{outbox.Pending, outbox.Sending, outbox.Sent, outbox.Rejected, outbox.Unknown, outbox.Expired, outbox.Cancelled} {
-		n[st] = v.settled[remote][st]
-	}
-	for _, e := range v.open[remote] {
-		n[e.state]++
+		n[st] = v.settled[remote][st] + v.opened[remote][st]
 	}
 	return n
 }
