@@ -2,6 +2,7 @@ package mqttbridge
 
 import (
 	"context"
+	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/labelprinter/go-labelprinter/mqttbridge/sparkplug"
@@ -281,24 +282,36 @@ func (n *spbNode) birth(ctx context.Context, cm *autopaho.ConnectionManager, d *
 	return true
 }
 
+// resultTime is r's time as its JSON on P/result and in Command/LastResult gives it.
+func resultTime(r Result) string {
+	t := r.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
 // death publishes d's DDEATH.
 func (n *spbNode) death(ctx context.Context, cm *autopaho.ConnectionManager, d *spbDevice) bool {
 	d.born = false
 	return n.publish(ctx, cm, n.deviceTopic("DDEATH", d), &sparkplug.Payload{Timestamp: nowMillis()})
 }
 
-// resultsDataSet is Command/Results: one row per outcome, the oldest first.
+// resultsDataSet is Command/Results: one row per outcome, the oldest first. The time is a
+// String, as in Command/LastResult's JSON (RFC 3339, UTC), not a DateTime column: Eclipse
+// Tahu's JavaScript codec cannot decode a DataSet with a DateTime column, and a host built on
+// it would lose the whole DBIRTH that carries one.
 func resultsDataSet(rows []Result) *sparkplug.DataSet {
 	ds := &sparkplug.DataSet{
 		NumOfColumns: 7,
 		Columns:      []string{"id", "command", "state", "current", "attempts", "error", "time"},
 		Types: []sparkplug.DataType{sparkplug.String, sparkplug.String, sparkplug.String, sparkplug.String,
-			sparkplug.Int64, sparkplug.String, sparkplug.DateTime},
+			sparkplug.Int64, sparkplug.String, sparkplug.String},
 		Rows: [][]any{},
 	}
 	for _, r := range rows {
 		ds.Rows = append(ds.Rows, []any{r.ID, r.Command, r.State, r.Current, int64(r.Attempts), r.Error,
-			uint64(r.Time.UnixMilli())})
+			resultTime(r)})
 	}
 	return ds
 }
