@@ -3,6 +3,7 @@ package sparkplug
 import (
 	"bytes"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -54,5 +55,31 @@ func TestUnmarshalAllocation(t *testing.T) {
 		if per > bound {
 			t.Errorf("%s: %.1f bytes allocated per input byte, more than %d", name, per, bound)
 		}
+	}
+}
+
+// TestMarshalAllocation: Marshal writes every nested message in place, so a payload's
+// allocations do not grow with its metrics: 64 metrics, each with a Quality property, half of
+// them a String of a Command/LastResult's size, take the few allocations of the buffer's growth,
+// not two or more per metric.
+func TestMarshalAllocation(t *testing.T) {
+	const metrics, bound = 64, 4
+	pl := &Payload{Timestamp: 1764300000000, HasSeq: true, Seq: 7}
+	for i := range metrics {
+		m := Metric{HasAlias: true, Alias: uint64(64 + i), Timestamp: 1764300000000, Datatype: Int64, Value: int64(i),
+			Properties: &PropertySet{Keys: []string{"Quality"}, Values: []PropertyValue{{Type: Int32, Value: int64(192)}}}}
+		if i%2 == 1 {
+			m.Datatype, m.Value = String, `{"id":"c`+strings.Repeat("x", 40)+`","command":"printJob","state":"sent","response":null,"time":"2026-11-28T03:18:04.123456789Z"}`
+		}
+		pl.Metrics = append(pl.Metrics, m)
+	}
+	allocs := testing.AllocsPerRun(50, func() {
+		if _, err := pl.Marshal(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("%d metrics: %.0f allocations", metrics, allocs)
+	if allocs > bound {
+		t.Errorf("Marshal of %d metrics took %.0f allocations, more than %d", metrics, allocs, bound)
 	}
 }

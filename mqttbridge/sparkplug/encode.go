@@ -1,6 +1,7 @@
 package sparkplug
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -15,23 +16,27 @@ const maxDepth = 32
 var errDepth = fmt.Errorf("nested deeper than %d levels", maxDepth)
 
 // Marshal encodes the payload in the Sparkplug B protobuf encoding. It fails, naming the
-// metric, when a value is not of its datatype's Go type or out of its range.
+// metric, when a value is not of its datatype's Go type or out of its range. Each nested
+// message (a metric, its properties, a DataSet's rows) is written in place in the one buffer
+// it returns, not built apart and copied: a payload of metrics with properties costs a few
+// allocations, however many metrics it has.
 func (p *Payload) Marshal() ([]byte, error) {
 	if p == nil {
 		return nil, errors.New("sparkplug: nil payload")
 	}
-	var b []byte
+	// Room for a DDATA's few metrics at once; a birth grows it a few times.
+	b := make([]byte, 0, 64+64*len(p.Metrics))
 	if p.Timestamp != 0 {
 		b = protowire.AppendTag(b, 1, protowire.VarintType)
 		b = protowire.AppendVarint(b, p.Timestamp)
 	}
 	for i := range p.Metrics {
-		m, err := appendMetric(nil, &p.Metrics[i], 0)
-		if err != nil {
+		var err error
+		mark := openField(&b, 2)
+		if b, err = appendMetric(b, &p.Metrics[i], 0); err != nil {
 			return nil, fmt.Errorf("sparkplug: metric %d (%s): %w", i, p.Metrics[i].label(), err)
 		}
-		b = protowire.AppendTag(b, 2, protowire.BytesType)
-		b = protowire.AppendBytes(b, m)
+		b = closeField(b, mark)
 	}
 	if p.HasSeq {
 		b = protowire.AppendTag(b, 3, protowire.VarintType)
@@ -46,6 +51,31 @@ func (p *Payload) Marshal() ([]byte, error) {
 		b = protowire.AppendBytes(b, p.Body)
 	}
 	return b, nil
+}
+
+// openField starts a length-delimited field n at the end of *b, its length one byte for now,
+// and returns where its contents start, for closeField.
+func openField(b *[]byte, n protowire.Number) int {
+	*b = protowire.AppendTag(*b, n, protowire.BytesType)
+	*b = append(*b, 0)
+	return len(*b)
+}
+
+// closeField ends the field whose contents start at mark: it writes their length, moving
+// them up when it takes more than the one byte openField kept.
+func closeField(b []byte, mark int) []byte {
+	l := uint64(len(b) - mark)
+	if l < 0x80 {
+		b[mark-1] = byte(l)
+		return b
+	}
+	var v [binary.MaxVarintLen64]byte
+	lv := protowire.AppendVarint(v[:0], l)
+	extra := len(lv) - 1
+	b = append(b, lv[:extra]...) // room; overwritten below
+	copy(b[mark+extra:], b[mark:len(b)-extra])
+	copy(b[mark-1:], lv)
+	return b
 }
 
 func appendVarintField(b []byte, n protowire.Number, v uint64) []byte {
@@ -85,8 +115,8 @@ func appendMetric(b []byte, m *Metric, depth int) ([]byte, error) {
 	b = appendBool(b, 6, m.IsTransient)
 	b = appendBool(b, 7, m.IsNull)
 	if md := m.MetaData; md != nil {
-		var e []byte
-		e = appendBool(e, 1, md.IsMultiPart)
+		mark := openField(&b, 8)
+		e := appendBool(b, 1, md.IsMultiPart)
 		for _, f := range []struct {
 			n protowire.Number
 			s string
@@ -101,16 +131,15 @@ func appendMetric(b []byte, m *Metric, depth int) ([]byte, error) {
 		if md.Seq != 0 {
 			e = appendVarintField(e, 4, md.Seq)
 		}
-		b = protowire.AppendTag(b, 8, protowire.BytesType)
-		b = protowire.AppendBytes(b, e)
+		b = closeField(e, mark)
 	}
 	if m.Properties != nil {
-		e, err := appendPropertySet(nil, m.Properties, depth+1)
-		if err != nil {
+		mark := openField(&b, 9)
+		var err error
+		if b, err = appendPropertySet(b, m.Properties, depth+1); err != nil {
 			return nil, fmt.Errorf("properties: %w", err)
 		}
-		b = protowire.AppendTag(b, 9, protowire.BytesType)
-		b = protowire.AppendBytes(b, e)
+		b = closeField(b, mark)
 	}
 	if m.IsNull || m.Value == nil {
 		return b, nil
@@ -199,58 +228,63 @@ func appendValue(b []byte, tbl *fieldTable, t DataType, v any, depth int) ([]byt
 		b = protowire.AppendTag(b, n, protowire.BytesType)
 		return protowire.AppendBytes(b, x), nil
 	}
-	var e []byte
-	var err error
+	// A nested message, written in place (the Go type is checked first, so that nothing is
+	// written for a value of the wrong one).
 	switch k {
 	case kindDataSet:
-		switch x := v.(type) {
-		case *DataSet:
-			e, err = appendDataSet(nil, x)
-		case DataSet:
-			e, err = appendDataSet(nil, &x)
+		switch v.(type) {
+		case *DataSet, DataSet:
 		default:
 			return wrong()
 		}
 	case kindTemplate:
-		switch x := v.(type) {
-		case *Template:
-			e, err = appendTemplate(nil, x, depth+1)
-		case Template:
-			e, err = appendTemplate(nil, &x, depth+1)
+		switch v.(type) {
+		case *Template, Template:
 		default:
 			return wrong()
 		}
 	case kindPropertySet:
-		switch x := v.(type) {
-		case *PropertySet:
-			e, err = appendPropertySet(nil, x, depth+1)
-		case PropertySet:
-			e, err = appendPropertySet(nil, &x, depth+1)
+		switch v.(type) {
+		case *PropertySet, PropertySet:
 		default:
 			return wrong()
 		}
 	case kindPropertySetList:
-		x, ok := v.([]*PropertySet)
-		if !ok {
+		if _, ok := v.([]*PropertySet); !ok {
 			return wrong()
 		}
 		if depth+1 > maxDepth {
 			return nil, errDepth
 		}
+	}
+	mark := openField(&b, n)
+	var err error
+	switch x := v.(type) {
+	case *DataSet:
+		b, err = appendDataSet(b, x)
+	case DataSet:
+		b, err = appendDataSet(b, &x)
+	case *Template:
+		b, err = appendTemplate(b, x, depth+1)
+	case Template:
+		b, err = appendTemplate(b, &x, depth+1)
+	case *PropertySet:
+		b, err = appendPropertySet(b, x, depth+1)
+	case PropertySet:
+		b, err = appendPropertySet(b, &x, depth+1)
+	case []*PropertySet:
 		for i, s := range x {
-			se, err := appendPropertySet(nil, s, depth+2)
-			if err != nil {
+			sm := openField(&b, 1)
+			if b, err = appendPropertySet(b, s, depth+2); err != nil {
 				return nil, fmt.Errorf("property set %d: %w", i, err)
 			}
-			e = protowire.AppendTag(e, 1, protowire.BytesType)
-			e = protowire.AppendBytes(e, se)
+			b = closeField(b, sm)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	b = protowire.AppendTag(b, n, protowire.BytesType)
-	return protowire.AppendBytes(b, e), nil
+	return closeField(b, mark), nil
 }
 
 func appendPropertySet(b []byte, s *PropertySet, depth int) ([]byte, error) {
@@ -265,19 +299,18 @@ func appendPropertySet(b []byte, s *PropertySet, depth int) ([]byte, error) {
 	}
 	for i := range s.Values {
 		pv := &s.Values[i]
-		var e []byte
+		mark := openField(&b, 2)
 		if pv.Type != Unknown {
-			e = appendVarintField(e, 1, uint64(pv.Type))
+			b = appendVarintField(b, 1, uint64(pv.Type))
 		}
-		e = appendBool(e, 2, pv.IsNull)
+		b = appendBool(b, 2, pv.IsNull)
 		if !pv.IsNull && pv.Value != nil {
 			var err error
-			if e, err = appendValue(e, &propertyFields, pv.Type, pv.Value, depth); err != nil {
+			if b, err = appendValue(b, &propertyFields, pv.Type, pv.Value, depth); err != nil {
 				return nil, fmt.Errorf("property %s: %w", propertyLabel(s, i), err)
 			}
 		}
-		b = protowire.AppendTag(b, 2, protowire.BytesType)
-		b = protowire.AppendBytes(b, e)
+		b = closeField(b, mark)
 	}
 	return b, nil
 }
@@ -303,24 +336,22 @@ func appendDataSet(b []byte, d *DataSet) ([]byte, error) {
 		b = appendVarintField(b, 3, uint64(t))
 	}
 	for r, row := range d.Rows {
-		var re []byte
+		rm := openField(&b, 4)
 		for c, v := range row {
 			t := Unknown
 			if c < len(d.Types) {
 				t = d.Types[c]
 			}
-			var e []byte
+			em := openField(&b, 1)
 			if v != nil {
 				var err error
-				if e, err = appendValue(nil, &dataSetValueFields, t, v, maxDepth); err != nil {
+				if b, err = appendValue(b, &dataSetValueFields, t, v, maxDepth); err != nil {
 					return nil, fmt.Errorf("row %d column %d: %w", r, c, err)
 				}
 			}
-			re = protowire.AppendTag(re, 1, protowire.BytesType)
-			re = protowire.AppendBytes(re, e)
+			b = closeField(b, em)
 		}
-		b = protowire.AppendTag(b, 4, protowire.BytesType)
-		b = protowire.AppendBytes(b, re)
+		b = closeField(b, rm)
 	}
 	return b, nil
 }
@@ -336,30 +367,29 @@ func appendTemplate(b []byte, t *Template, depth int) ([]byte, error) {
 		b = appendStringField(b, 1, t.Version)
 	}
 	for i := range t.Metrics {
-		e, err := appendMetric(nil, &t.Metrics[i], depth+1)
-		if err != nil {
+		mark := openField(&b, 2)
+		var err error
+		if b, err = appendMetric(b, &t.Metrics[i], depth+1); err != nil {
 			return nil, fmt.Errorf("template metric %d (%s): %w", i, t.Metrics[i].label(), err)
 		}
-		b = protowire.AppendTag(b, 2, protowire.BytesType)
-		b = protowire.AppendBytes(b, e)
+		b = closeField(b, mark)
 	}
 	for i := range t.Parameters {
 		p := &t.Parameters[i]
-		var e []byte
+		mark := openField(&b, 3)
 		if p.Name != "" {
-			e = appendStringField(e, 1, p.Name)
+			b = appendStringField(b, 1, p.Name)
 		}
 		if p.Type != Unknown {
-			e = appendVarintField(e, 2, uint64(p.Type))
+			b = appendVarintField(b, 2, uint64(p.Type))
 		}
 		if p.Value != nil {
 			var err error
-			if e, err = appendValue(e, &parameterFields, p.Type, p.Value, depth); err != nil {
+			if b, err = appendValue(b, &parameterFields, p.Type, p.Value, depth); err != nil {
 				return nil, fmt.Errorf("template parameter %q: %w", p.Name, err)
 			}
 		}
-		b = protowire.AppendTag(b, 3, protowire.BytesType)
-		b = protowire.AppendBytes(b, e)
+		b = closeField(b, mark)
 	}
 	if t.TemplateRef != "" {
 		b = appendStringField(b, 4, t.TemplateRef)
