@@ -531,8 +531,8 @@ type Ack struct {
 // that tells of each outcome (and marks it told with Acknowledge) has yet to tell after a
 // crash. A file keeps them in an index, so this reads those entries alone; every entry that
 // becomes settled, or changes while settled, is in it until acknowledged, and a file of an
-// earlier format has every settled entry in it. A queue in PostgreSQL keeps no
-// acknowledgements and returns every settled entry.
+// earlier format has every settled entry in it. A queue in PostgreSQL keeps them in a partial
+// index too; tables made before it have every settled entry in it when they are first opened.
 func (o *Outbox) Unacknowledged() ([]Entry, error) {
 	o.gate.RLock()
 	defer o.gate.RUnlock()
@@ -550,7 +550,8 @@ func (o *Outbox) Unacknowledged() ([]Entry, error) {
 
 // Acknowledge takes each entry out of Unacknowledged while its state and attempts are still
 // those of its Ack, in one commit: an ack of a state the entry has left since, or of an entry
-// pruned since, changes nothing. A queue in PostgreSQL keeps no acknowledgements.
+// pruned since, changes nothing. A queue in PostgreSQL acknowledges them in one statement and
+// tells no WithStateChange of it: an acknowledgement is no change of the entry.
 func (o *Outbox) Acknowledge(acks ...Ack) error {
 	if len(acks) == 0 {
 		return nil

@@ -87,12 +87,14 @@ CREATE TABLE IF NOT EXISTS labelprinter_outbox_entries (
 	error text NOT NULL DEFAULT '',
 	response text,
 	pruned timestamptz,
+	acknowledged text,
 	PRIMARY KEY (queue, seq),
 	UNIQUE (queue, id)
 );
 CREATE INDEX IF NOT EXISTS labelprinter_outbox_entries_open ON labelprinter_outbox_entries (queue, printer, seq)
 	WHERE state IN ('pending', 'sending');
 ` + pgUnsettledIndex + `;
+` + pgUnackedIndex + `;
 CREATE TABLE IF NOT EXISTS labelprinter_outbox_lanes (
 	queue text NOT NULL,
 	printer text NOT NULL,
@@ -101,11 +103,23 @@ CREATE TABLE IF NOT EXISTS labelprinter_outbox_lanes (
 	in_flight bigint,
 	PRIMARY KEY (queue, printer)
 );
-CREATE OR REPLACE FUNCTION labelprinter_outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+` + pgNotifyFunction + `;
+DROP TRIGGER IF EXISTS labelprinter_outbox_notify ON labelprinter_outbox_entries;
+CREATE TRIGGER labelprinter_outbox_notify AFTER UPDATE ON labelprinter_outbox_entries
+	FOR EACH ROW EXECUTE FUNCTION labelprinter_outbox_notify();
+`
+
+// pgNotifyFunction is the trigger's function: it tells a listener every change of an entry
+// but its pruning and its acknowledgement.
+const pgNotifyFunction = `CREATE OR REPLACE FUNCTION labelprinter_outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
 	p text;
 BEGIN
 	IF NEW.pruned IS NOT NULL THEN
+		RETURN NULL;
+	END IF;
+	-- An acknowledgement alone is no change of the entry: nobody is told of it.
+	IF NEW.updated = OLD.updated AND NEW.acknowledged IS DISTINCT FROM OLD.acknowledged THEN
 		RETURN NULL;
 	END IF;
 	p := json_build_object('seq', NEW.seq, 'id', NEW.id, 'printer', NEW.printer,
@@ -118,11 +132,7 @@ BEGIN
 	PERFORM pg_notify('lpo_' || md5(NEW.queue || E'\n' || TG_TABLE_SCHEMA), p);
 	RETURN NULL;
 END
-$$;
-DROP TRIGGER IF EXISTS labelprinter_outbox_notify ON labelprinter_outbox_entries;
-CREATE TRIGGER labelprinter_outbox_notify AFTER UPDATE ON labelprinter_outbox_entries
-	FOR EACH ROW EXECUTE FUNCTION labelprinter_outbox_notify();
-`
+$$`
 
 // pgCols are the columns a record is read from, in scanRecord's order.
 const pgCols = `seq, id, printer, kind, job, expire_after, state, attempts, enqueued, updated, error, response`
@@ -469,6 +479,10 @@ func (s *pgStore) setup(ctx context.Context) error {
 		doing = "adding the index of final entries"
 		err = s.addFinalIndex(ctx)
 	}
+	if err == nil {
+		doing = "adding the acknowledgements"
+		err = s.addAcknowledged(ctx)
+	}
 	if err != nil {
 		return s.fail(doing, err)
 	}
@@ -678,14 +692,6 @@ func (s *pgStore) list(ctx context.Context, states []State) ([]*record, error) {
 	}
 	return out, nil
 }
-
-// unacknowledged is every settled entry: a queue in PostgreSQL keeps no acknowledgements.
-func (s *pgStore) unacknowledged(ctx context.Context) ([]*record, error) {
-	return s.list(ctx, []State{Sent, Rejected, Unknown, Expired, Cancelled})
-}
-
-// acknowledge keeps nothing: a queue in PostgreSQL keeps no acknowledgements.
-func (s *pgStore) acknowledge(context.Context, []Ack) error { return nil }
 
 // counts counts the queue's entries by printer and state in the database, which sends back
 // one row per printer and state.
