@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	rtmetrics "runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -85,9 +86,10 @@ func startChild(t testing.TB, cfgPath string) *exec.Cmd {
 }
 
 // TestFloodMemoryBounded publishes 10,000 printJobs at once to a printer that is down, each
-// with a Response Topic and Correlation Data at their caps: every one is answered queued,
-// none is dropped (both brokers). It measures the bridge process's RSS, sampled throughout and
-// 5 s after the last answer, against its idle RSS: both stay below idle + 64 MiB (floodRSSBound).
+// with a Response Topic (one for all) and Correlation Data (its own) at their caps: every one
+// is answered queued, none is dropped (both brokers). It measures the bridge process's RSS,
+// sampled throughout and 5 s after the last answer, against its idle RSS: both stay below
+// idle + 64 MiB (floodRSSBound).
 func TestFloodMemoryBounded(t *testing.T) {
 	if testing.Short() || raceDetector {
 		t.Skip("publishes 10,000 commands to a bridge process, 15 to 30 s on a loaded machine; run without -short and -race")
@@ -132,7 +134,11 @@ func testFloodMemoryBounded(t *testing.T, bk testBroker) {
 
 	pub := dialMQTT(t, bk.URL(), "flood-publisher", nil)
 	replyTo := "mes/replies/" + strings.Repeat("r", DefaultResponseTopicBytes-len("mes/replies/"))
-	corr := bytes.Repeat([]byte("c"), DefaultCorrelationBytes)
+	// Each command's own Correlation Data, as a caller matching answers to requests sends it:
+	// the bridge keeps each until the command's outcome is final.
+	corr := func(i int) []byte {
+		return append(fmt.Appendf(nil, "%05d", i), bytes.Repeat([]byte("c"), DefaultCorrelationBytes-5)...)
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, 1)
@@ -144,7 +150,7 @@ func testFloodMemoryBounded(t *testing.T, bk testBroker) {
 			for i := g; i < commands; i += publishers {
 				payload, _ := json.Marshal(printJobCmd(fmt.Sprintf("f%05d", i)))
 				_, err := pub.Publish(ctx, &paho.Publish{Topic: cmdTopic("line1", cmdPrintJob), QoS: 1, Payload: payload,
-					Properties: &paho.PublishProperties{ResponseTopic: replyTo, CorrelationData: corr}})
+					Properties: &paho.PublishProperties{ResponseTopic: replyTo, CorrelationData: corr(i)}})
 				if err != nil {
 					select {
 					case errs <- err:
@@ -195,11 +201,13 @@ func testFloodMemoryBounded(t *testing.T, bk testBroker) {
 }
 
 // floodHeapProfileEnv names the file the flood test's bridge process writes its heap profile
-// to, 5 s after the last answer, for go tool pprof (the README's Performance section).
+// to, 5 s after the last answer, for go tool pprof (the README's Performance section); the
+// file named with ".peak" after it holds the profile at the highest live heap of the run.
 const floodHeapProfileEnv = "MQTTBRIDGE_FLOOD_HEAPPROFILE"
 
 // heapProfileOnSignal writes the heap profile of this process, after a collection, to path on
-// each SIGUSR1 until ctx ends.
+// each SIGUSR1 until ctx ends, and to path+".peak" each time a collection finds more live heap
+// than any before.
 func heapProfileOnSignal(ctx context.Context, path string) {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGUSR1)
@@ -212,24 +220,50 @@ func heapProfileOnSignal(ctx context.Context, path string) {
 			case <-sig:
 			}
 			runtime.GC()
-			tmp := path + ".tmp"
-			f, err := os.Create(tmp)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				continue
-			}
-			err = pprof.WriteHeapProfile(f)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				err = os.Rename(tmp, path)
-			}
-			if err != nil {
+			if err := writeHeapProfile(path); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 			}
 		}
 	}()
+	go func() {
+		// The profile at the peak: written again each time the live heap, as the last
+		// collection found it, is higher than at any collection before.
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		sample := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var high uint64
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			rtmetrics.Read(sample)
+			if live := sample[0].Value.Uint64(); live > high {
+				high = live
+				if err := writeHeapProfile(path + ".peak"); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+				}
+			}
+		}
+	}()
+}
+
+// writeHeapProfile writes this process's heap profile, as of the last collection, to path.
+func writeHeapProfile(path string) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	err = pprof.WriteHeapProfile(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	return err
 }
 
 // writeChildHeapProfile has child write its heap profile to path and waits for it.

@@ -30,10 +30,15 @@ type recvSession struct {
 
 	mu   sync.Mutex
 	held map[uint16]*packets.Publish // packet identifier -> the last packet read under it
+	// noProps is the empty Properties every packet cut down shares, never written: paho's
+	// Properties are 416 bytes, more than the rest of what a command waiting for its
+	// acknowledgement keeps of paho's packet, and paho's list of acknowledgements keeps packets
+	// it acknowledged until its array moves.
+	noProps *packets.Properties
 }
 
 func newRecvSession(s *state.State) *recvSession {
-	return &recvSession{State: s, held: map[uint16]*packets.Publish{}}
+	return &recvSession{State: s, held: map[uint16]*packets.Publish{}, noProps: &packets.Properties{}}
 }
 
 // PacketReceived notes a PUBLISH read from the broker before paho's session passes it on.
@@ -66,7 +71,7 @@ func (s *recvSession) release(pb *paho.Publish) {
 	}
 	delete(s.held, pb.PacketID)
 	s.mu.Unlock()
-	p.Topic, p.Payload, p.Properties = "", nil, &packets.Properties{}
+	p.Topic, p.Payload, p.Properties = "", nil, s.noProps
 }
 
 // keepCommand is the copy of pb a command keeps while it waits for its turn, the buffers paho

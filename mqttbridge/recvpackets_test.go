@@ -44,6 +44,31 @@ func TestRecvSessionReleasesOnlyItsPacket(t *testing.T) {
 	_ = paho.PublishFromPacketPublish(again)
 }
 
+// TestRecvSessionCutPacketsShareProperties: the packets paho keeps until their acknowledgement,
+// cut down, share one empty Properties rather than 416 bytes each, and still convert.
+func TestRecvSessionCutPacketsShareProperties(t *testing.T) {
+	s := newRecvSession(state.New(memory.New(), memory.New()))
+	pubs := make(chan *packets.Publish, 1)
+	var cut []*packets.Publish
+	for id := uint16(1); id <= 3; id++ {
+		p := &packets.Publish{PacketID: id, QoS: 1, Topic: "lp/line1/command/printJob", Payload: []byte(`{"id":"a"}`),
+			Properties: &packets.Properties{ResponseTopic: "mes/replies", CorrelationData: []byte("c")}}
+		if err := s.PacketReceived(&packets.ControlPacket{FixedHeader: packets.FixedHeader{Type: packets.PUBLISH}, Content: p}, pubs); err != nil {
+			t.Fatal(err)
+		}
+		s.release(paho.PublishFromPacketPublish(<-pubs))
+		cut = append(cut, p)
+	}
+	for _, p := range cut[1:] {
+		if p.Properties == nil || p.Properties != cut[0].Properties {
+			t.Fatalf("packets cut down keep Properties of their own: %p and %p", cut[0].Properties, p.Properties)
+		}
+	}
+	if got := paho.PublishFromPacketPublish(cut[0]); got.PacketID != 1 || got.Properties.ResponseTopic != "" || len(got.Properties.CorrelationData) != 0 {
+		t.Errorf("a packet cut down converts to %+v", got)
+	}
+}
+
 // TestKeepCommandCopies: the command a worker keeps shares no buffer with the packet paho
 // read, and names a Response Topic by one copy for all the commands naming it.
 func TestKeepCommandCopies(t *testing.T) {
