@@ -803,17 +803,24 @@ func (s *pgStore) expire(ctx context.Context, items []*item, _ time.Time, f func
 	return changed, nil
 }
 
-// begin is the claim: in one transaction it locks the printer's lane row, checking that this
-// Outbox still holds its lease (and renewing it) and marking it in flight; then, in a new
-// statement that sees every entry committed before the lock was taken, it locks the lane's
-// head entry, which must be it's, and commits what f makes of it. nil: the lease is gone or
-// another entry comes first; the index is then looked at again. The statements go in two
-// round trips (BEGIN, the lane and the head in one; the entry's change and COMMIT in the
-// other), since a delivery waits for them and each round trip to a busy server costs a
-// scheduling delay.
+// begin is the claim, one statement in one round trip, committed on its own: it renews the
+// printer's lane if this Outbox still holds its lease, marking it in flight; only then does it
+// lock the lane's head entry, and only if the head is it's and Pending does it make the change
+// beginRule makes (Sending, one more attempt) and return the entry. nil: the lease is gone or
+// another entry comes first; the index is then looked at again. With nothing between its
+// statements to wait for, the claim leaves nothing open on the server when its client is cut
+// off: it is committed whole or not at all, and a runner that never hears its answer leaves
+// the entry Sending, which the lane's next holder makes Unknown, as after a commit whose
+// answer was lost.
+//
+// The rule is f's; the statement writes it in SQL so that the claim takes no second round trip
+// for f to see the head, and begin checks that f makes the same of the entry as it was.
 func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*record) bool) (*record, error) {
 	sent := time.Now() // the renewal below counts from here
-	rec, held, err := s.claimHead(ctx, it, f)
+	rec, held, err := s.claimHead(ctx, it)
+	if err == nil && rec != nil {
+		err = sameRule(rec, f)
+	}
 	if err != nil {
 		return nil, s.fail(fmt.Sprintf("recording %q as sending", it.id), err)
 	}
@@ -826,73 +833,62 @@ func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*reco
 	return rec, nil
 }
 
-// claimHead runs begin's transaction on a connection of its own. A connection left in a
-// transaction by a failure is closed on release, which rolls the transaction back.
-func (s *pgStore) claimHead(ctx context.Context, it *item, f func(*record) bool) (rec *record, held bool, err error) {
-	conn, err := s.db().Acquire(ctx)
-	if err != nil {
-		return nil, false, err
+// claimSQL is begin's statement. The lane's UPDATE runs first (h reads its result) and locks
+// the lane's row, so the entries' locks are taken after it, as take takes them. h locks the
+// head of the lane's open entries; e changes it when it is the claimed entry, still Pending
+// (checked again on the row as it is once locked). The statement returns one row: whether the
+// lane was renewed, and the entry as e left it (NULLs when e changed nothing).
+const claimSQL = `WITH l AS (
+	UPDATE labelprinter_outbox_lanes SET in_flight = $3, lease_until = now() + $5 * interval '1 microsecond'
+		WHERE queue = $1 AND printer = $2 AND owner = $4 AND lease_until > now() RETURNING 1
+), h AS (
+	SELECT seq AS head, state AS head_state FROM labelprinter_outbox_entries
+		WHERE queue = $1 AND printer = $2 AND state IN ('pending', 'sending') AND pruned IS NULL AND EXISTS (SELECT 1 FROM l)
+		ORDER BY seq LIMIT 1 FOR UPDATE
+), e AS (
+	UPDATE labelprinter_outbox_entries x SET state = 'sending', attempts = x.attempts + 1,
+		updated = greatest(now(), x.updated + interval '1 microsecond')
+		FROM h WHERE x.queue = $1 AND x.seq = h.head AND h.head = $3 AND h.head_state = 'pending' AND x.state = 'pending'
+		RETURNING x.seq, x.id, x.printer, x.kind, x.job, x.expire_after, x.state, x.attempts, x.enqueued, x.updated, x.error, x.response
+)
+SELECT EXISTS (SELECT 1 FROM l), e.* FROM (VALUES (1)) AS one (n) LEFT JOIN e ON true`
+
+// claimHead runs claimSQL for it.
+func (s *pgStore) claimHead(ctx context.Context, it *item) (rec *record, held bool, err error) {
+	var (
+		seq, expire         *int64
+		id, printer, kind   *string
+		job, state, errText *string
+		res                 *string
+		attempts            *int
+		enqueued, updated   *time.Time
+	)
+	err = s.db().QueryRow(ctx, claimSQL, s.queue, it.printer, int64(it.seq), s.owner, s.ttl.Microseconds()).
+		Scan(&held, &seq, &id, &printer, &kind, &job, &expire, &state, &attempts, &enqueued, &updated, &errText, &res)
+	if err != nil || seq == nil {
+		return nil, held, err
 	}
-	defer conn.Release()
-	var first pgx.Batch
-	s.abandon.Begin(&first)
-	first.Queue(`UPDATE labelprinter_outbox_lanes SET in_flight = $3, lease_until = now() + $5 * interval '1 microsecond'
-		WHERE queue = $1 AND printer = $2 AND owner = $4 AND lease_until > now()`,
-		s.queue, it.printer, int64(it.seq), s.owner, s.ttl.Microseconds())
-	// Only when the statement before found the lease held: it set the lane's in_flight.
-	first.Queue(`SELECT `+pgCols+` FROM labelprinter_outbox_entries
-		WHERE queue = $1 AND printer = $2 AND state IN ('pending', 'sending') AND pruned IS NULL
-		AND EXISTS (SELECT 1 FROM labelprinter_outbox_lanes l WHERE l.queue = $1 AND l.printer = $2
-			AND l.owner = $3 AND l.in_flight = $4 AND l.lease_until > now())
-		ORDER BY seq LIMIT 1 FOR UPDATE`, s.queue, it.printer, s.owner, int64(it.seq))
-	br := conn.SendBatch(ctx, &first)
-	var head *record
-	_, err = br.Exec() // BEGIN
-	if err == nil {
-		_, err = br.Exec() // its rule for an abandoned transaction
+	r := record{Seq: uint64(*seq), ID: *id, Printer: *printer, Kind: *kind, ExpireAfter: time.Duration(*expire),
+		State: State(*state), Attempts: *attempts, Enqueued: enqueued.UTC(), Updated: updated.UTC(), Error: *errText}
+	if job != nil {
+		r.Job = json.RawMessage(*job)
 	}
-	if err == nil {
-		var tag pgconn.CommandTag
-		if tag, err = br.Exec(); err == nil {
-			held = tag.RowsAffected() == 1
-			head, err = scanRecord(br.QueryRow())
-			if errors.Is(err, pgx.ErrNoRows) {
-				head, err = nil, nil
-			}
-		}
+	if res != nil {
+		r.Response = json.RawMessage(*res)
 	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
+	return &r, held, nil
+}
+
+// sameRule checks that f, given the entry as the claim found it (Pending, one attempt fewer),
+// makes of it what the claim's SQL made: the rule has one home, f, and a claim that drifted
+// from it is an error, not a delivery.
+func sameRule(claimed *record, f func(*record) bool) error {
+	was := *claimed
+	was.State, was.Attempts = Pending, claimed.Attempts-1
+	if !f(&was) || was.State != claimed.State || was.Attempts != claimed.Attempts || was.Error != claimed.Error {
+		return fmt.Errorf("the claim made %q %s after %d attempts; its rule makes it %s after %d", claimed.ID, claimed.State, claimed.Attempts, was.State, was.Attempts)
 	}
-	if err != nil {
-		return nil, false, err
-	}
-	var second pgx.Batch
-	change := head != nil && head.Seq == it.seq && f(head)
-	if change {
-		second.Queue(saveSQL, saveArgs(s.queue, head)...)
-	}
-	second.Queue(`COMMIT`)
-	br = conn.SendBatch(ctx, &second)
-	if change {
-		err = br.QueryRow().Scan(&head.Updated)
-	}
-	if err == nil {
-		var tag pgconn.CommandTag
-		if tag, err = br.Exec(); err == nil && tag.String() != "COMMIT" {
-			err = fmt.Errorf("the transaction ended with %s", tag)
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	if change {
-		rec = head
-	}
-	return rec, held, nil
+	return nil
 }
 
 // laneLease returns the lease of printer's lane when this Outbox holds it for certain now.

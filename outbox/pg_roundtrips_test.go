@@ -167,3 +167,86 @@ func TestGetEachMatchesGet(t *testing.T) {
 		}
 	})
 }
+
+// TestPostgresClaimOneRoundTrip: a delivery's claim on PostgreSQL (the lane's lease checked
+// and renewed, the head locked, the entry Sending with one more attempt) is one statement in
+// one round trip, and so is its outcome. A claim of an entry that is not the lane's head
+// changes nothing but still renews the lease.
+func TestPostgresClaimOneRoundTrip(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	w := &callCount{only: true}
+	ob := openPG(t, dsn, "q", nil, withTracer(w))
+	s := ob.store.(*pgStore)
+	ctx := context.WithValue(context.Background(), countThis{}, true)
+	enqueue(t, ob, Intent{ID: "a", Printer: "line1", Job: job("a")})
+	enqueue(t, ob, Intent{ID: "b", Printer: "line1", Job: job("b")})
+	if st, err := s.sync(context.Background(), func(uint64) bool { return false }); err != nil || len(st.held) != 1 {
+		t.Fatalf("sync: %+v, %v", st, err)
+	}
+	a, err := s.lookup(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.lookup(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.take()
+	if r, err := s.begin(ctx, &item{id: "b", seq: b.Seq, printer: "line1"}, time.Time{}, beginRule); err != nil || r != nil {
+		t.Fatalf("claim of b behind a: %+v, %v; want nothing", r, err)
+	}
+	if trips, statements := w.take(); trips != 1 || statements != 1 {
+		t.Errorf("a claim that finds another head: %d round trips, %d statements; want 1 and 1", trips, statements)
+	}
+	before := time.Now()
+	r, err := s.begin(ctx, &item{id: "a", seq: a.Seq, printer: "line1"}, time.Time{}, beginRule)
+	if err != nil || r == nil {
+		t.Fatalf("claim of a: %+v, %v", r, err)
+	}
+	if trips, statements := w.take(); trips != 1 || statements != 1 {
+		t.Errorf("a claim: %d round trips, %d statements; want 1 and 1", trips, statements)
+	}
+	want := *a
+	beginRule(&want)
+	want.Updated = r.Updated
+	if !reflect.DeepEqual(r, &want) {
+		t.Errorf("the claim returned %+v, want %+v", r, &want)
+	}
+	if l := s.leases.lease(r.Printer); l == nil || l.Deadline().Before(before.Add(s.ttl*4/5)) {
+		t.Errorf("after the claim the lane's lease is %v, want renewed from the claim's send", l)
+	}
+	got, err := s.lookup(ctx, "a")
+	if err != nil || got.State != Sending || got.Attempts != 1 || !got.Updated.Equal(r.Updated) {
+		t.Errorf("a as stored: %+v, %v; want Sending, 1 attempt, updated as returned", got, err)
+	}
+	w.take()
+	done := *r
+	done.State = Sent
+	if err := s.finish(ctx, &done); err != nil {
+		t.Fatal(err)
+	}
+	if trips, statements := w.take(); trips != 1 || statements != 1 {
+		t.Errorf("an outcome: %d round trips, %d statements; want 1 and 1", trips, statements)
+	}
+}
+
+// TestPostgresClaimFollowsItsRule: the claim's statement writes beginRule in SQL; a rule that
+// makes something else of the entry is an error of the claim, not a delivery.
+func TestPostgresClaimFollowsItsRule(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ob := openPG(t, dsn, "q", nil)
+	s := ob.store.(*pgStore)
+	ctx := context.Background()
+	enqueue(t, ob, Intent{ID: "a", Printer: "line1", Job: job("a")})
+	if _, err := s.sync(ctx, func(uint64) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.lookup(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := func(r *record) bool { r.State, r.Attempts = Sending, r.Attempts+2; return true }
+	if r, err := s.begin(ctx, &item{id: "a", seq: a.Seq, printer: "line1"}, time.Time{}, twice); err == nil || r != nil {
+		t.Errorf("a claim whose rule counts two attempts: %+v, %v; want an error", r, err)
+	}
+}

@@ -62,10 +62,3 @@ func AbandonAfter(ttl time.Duration) Abandoned {
 
 // TxOptions begins a transaction under the rule, for pgx.BeginTxFunc.
 func (a Abandoned) TxOptions() pgx.TxOptions { return pgx.TxOptions{BeginQuery: a.begin} }
-
-// Begin queues the BEGIN of a transaction under the rule at the head of batch b, as one
-// statement of the batch's round trip.
-func (a Abandoned) Begin(b *pgx.Batch) {
-	b.Queue(`BEGIN`)
-	b.Queue(a.begin[len("BEGIN; "):])
-}
