@@ -19,6 +19,10 @@ type testBroker interface {
 	// restart stops the broker and starts it again on the same port, sessions and retained
 	// messages lost.
 	restart(t testing.TB)
+	// stop closes the broker and its port: clients' connections are refused until start.
+	stop()
+	// start starts the stopped broker again on the same port.
+	start(t testing.TB)
 }
 
 type embeddedBroker struct {
@@ -30,15 +34,23 @@ func (e *embeddedBroker) URL() string { return "mqtt://" + e.addr }
 
 func (e *embeddedBroker) restart(t testing.TB) {
 	t.Helper()
-	_ = e.b.Close()
-	var err error
+	e.stop()
+	e.start(t)
+}
+
+func (e *embeddedBroker) stop() { _ = e.b.Close() }
+
+func (e *embeddedBroker) start(t testing.TB) {
+	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
-		if e.b, err = StartBroker(e.addr, nil); err == nil {
+		b, err := StartBroker(e.addr, nil)
+		if err == nil {
+			e.b = b
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("restarting the broker on %s: %v", e.addr, err)
+			t.Fatalf("starting the broker again on %s: %v", e.addr, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

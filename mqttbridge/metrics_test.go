@@ -1,6 +1,8 @@
 package mqttbridge
 
 import (
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,4 +105,46 @@ func TestPairHealth(t *testing.T) {
 	if h := second.Health(); h.Active || h.Connected {
 		t.Errorf("the second bridge after its stop: %+v", h)
 	}
+}
+
+// TestNotReadyWhileBrokerGone: ready is active and connected. A bridge whose broker went away
+// is still active but not ready, and its broker-connected metric is 0, for as long as it
+// cannot connect; once the broker is back it is ready again and the metric 1. Through each
+// broker.
+func TestNotReadyWhileBrokerGone(t *testing.T) {
+	eachBroker(t, func(t *testing.T, bk testBroker) {
+		pl := startPlant(t, "line1")
+		cfg := testConfig(t, bk.URL(), pl, "line1")
+		w := watch(t, bk.URL(), prefix+"/#")
+		var log syncLog
+		b, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runBridge(t, b)
+		w.waitOnline(1)
+		eventually(t, "the bridge ready", func() bool { return b.Health().Ready() })
+		if m := gather(t, b); m["labelprinter_mqtt_broker_connected"] != 1 {
+			t.Errorf("connected: broker_connected %v, want 1", m["labelprinter_mqtt_broker_connected"])
+		}
+
+		bk.stop()
+		eventually(t, "the bridge sees the broker gone", func() bool { return strings.Contains(log.String(), "cannot connect to the broker") })
+		if h := b.Health(); h.Ready() || h.Connected || !h.Active {
+			t.Errorf("with the broker gone: %+v, ready %v; want active, not connected, not ready", h, h.Ready())
+		}
+		m := gather(t, b)
+		if v, ok := m["labelprinter_mqtt_broker_connected"]; !ok || v != 0 {
+			t.Errorf("with the broker gone: broker_connected %v (reported %v), want 0", v, ok)
+		}
+		if m["labelprinter_mqtt_active"] != 1 {
+			t.Errorf("with the broker gone: active %v, want 1", m["labelprinter_mqtt_active"])
+		}
+
+		bk.start(t)
+		eventually(t, "the bridge ready again", func() bool { return b.Health().Ready() })
+		if m := gather(t, b); m["labelprinter_mqtt_broker_connected"] != 1 {
+			t.Errorf("the broker back: broker_connected %v, want 1", m["labelprinter_mqtt_broker_connected"])
+		}
+	})
 }
