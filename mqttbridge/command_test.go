@@ -29,6 +29,39 @@ func TestTriggerExpireAfter(t *testing.T) {
 	}
 }
 
+// TestQueuedCommandsExpire: a trigger and a printJob queued for a printer that is down, each
+// with an expireAfter, are answered expired once it passes; the printer back, neither
+// reaches it, while a printJob sent after them does. Through each broker.
+func TestQueuedCommandsExpire(t *testing.T) {
+	eachBroker(t, func(t *testing.T, bk testBroker) {
+		pl := startPlant(t, "line1")
+		pl.setDown(true)
+		w := watch(t, bk.URL(), prefix+"/#")
+		startBridge(t, testConfig(t, bk.URL(), pl, "line1"))
+		w.waitOnline(1)
+		s := newSender(t, bk.URL())
+		s.send(cmdTopic("line1", "trigger"), `{"id":"exp-trigger","expireAfter":"1s"}`)
+		job := printJobCmd("exp-job")
+		job["expireAfter"] = "1s"
+		s.send(cmdTopic("line1", "printJob"), job)
+		w.waitStates(resultTopic("line1"), "exp-trigger", StateQueued, StateExpired)
+		w.waitStates(resultTopic("line1"), "exp-job", StateQueued, StateExpired)
+
+		pl.setDown(false)
+		s.send(cmdTopic("line1", "printJob"), printJobCmd("exp-after"))
+		w.waitStates(resultTopic("line1"), "exp-after", StateQueued, StateSent)
+		if n := pl.Sim.Requests("POST", "/api/v3/printers/{name}/trigger"); n != 0 {
+			t.Errorf("%d trigger POSTs reached the printer, want 0", n)
+		}
+		if n := pl.printed("exp-job"); n != 0 {
+			t.Errorf("the expired printJob reached the printer %d times, want 0", n)
+		}
+		if n := pl.Sim.Requests("POST", "/api/v3/printers/{name}/printJob"); n != 1 {
+			t.Errorf("%d printJob POSTs reached the printer, want 1 (exp-after)", n)
+		}
+	})
+}
+
 // TestLabelDataIsAnObject: labelData, when present and not null, must be an object (a
 // label); anything else is invalid before anything is sent. null reads as absent.
 func TestLabelDataIsAnObject(t *testing.T) {
