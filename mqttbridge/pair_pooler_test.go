@@ -16,7 +16,7 @@ import (
 // silently once the broker's in-flight window (mosquitto's 20) is full: without listen_dsn its
 // Run ends at once with a *ConfigError naming outbox.postgres.listen_dsn; with it (and
 // password_file giving both DSNs the password), 25 printJobs sent at once are each answered
-// queued and sent.
+// queued and sent, the listening connection logged in with the file's password.
 func TestPairBehindPooler(t *testing.T) {
 	pooled, direct := pgtest.Pooler(t).NewDatabase(t)
 	var bk testBroker
@@ -47,7 +47,10 @@ func TestPairBehindPooler(t *testing.T) {
 	// Another pair: the lease the failed Run took runs out in its own time.
 	cfg.Broker.ClientID += "-listen"
 	dir := t.TempDir()
-	cfg.Outbox.Postgres = &PostgresConfig{DSN: pooled, ListenDSN: direct, PasswordFile: writeFile(t, dir, "pgpw", "pw-for-trust\n")}
+	// The listening connection logs in as a role the server asks for its password, which only
+	// the password file gives; the pooler lets any password through.
+	role := pgtest.PasswordRole(t)
+	cfg.Outbox.Postgres = &PostgresConfig{DSN: pooled, ListenDSN: pgtest.WithUser(direct, role.Name), PasswordFile: writeFile(t, dir, "pgpw", role.Password+"\n")}
 	w := watch(t, bk.URL(), prefix+"/#")
 	startBridge(t, cfg)
 	w.waitOnline(1)

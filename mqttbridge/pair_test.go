@@ -112,6 +112,44 @@ func TestPairDatabaseErrorsHidePassword(t *testing.T) {
 	}
 }
 
+// TestPairPasswordFile: outbox.postgres.password_file is the password the bridge gives
+// PostgreSQL, for a role the server asks for it (every other role of the tests is trusted):
+// with the right file the bridge opens its outbox there and a printJob is sent; with a wrong
+// one New fails saying the password was refused, without either password.
+func TestPairPasswordFile(t *testing.T) {
+	role := pgtest.PasswordRole(t)
+	const wrong = "Wr0ng-bridge-4e2"
+	dir := t.TempDir()
+	writeFile(t, dir, "good", role.Password+"\n")
+	writeFile(t, dir, "bad", wrong+"\n")
+	bk := newEmbedded(t)
+	pl := startPlant(t, "p1")
+	config := func(file string) Config {
+		t.Helper()
+		cfg, err := ParseConfig([]byte(fmt.Sprintf("broker: {url: %q, client_id: %q}\noutbox: {postgres: {dsn: %q, password_file: %s}, lease_ttl: 5s}\nprinters: [{name: p1, url: %q}]\n",
+			bk.URL(), "bridge-"+t.Name(), role.DSN, file, pl.URL)), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *cfg
+	}
+
+	_, err := New(config("bad"))
+	if err == nil || !strings.Contains(err.Error(), `password authentication failed for user "`+role.Name+`"`) ||
+		strings.Contains(err.Error(), wrong) || strings.Contains(err.Error(), role.Password) {
+		t.Errorf("New with a wrong password_file: %v; want the password refused, without it", err)
+	}
+
+	w := watch(t, bk.URL(), prefix+"/#")
+	startBridge(t, config("good"))
+	w.waitOnline(1)
+	newSender(t, bk.URL()).send(cmdTopic("p1", "printJob"), printJobCmd("pw-1"))
+	w.waitStates(resultTopic("p1"), "pw-1", StateQueued, StateSent)
+	if n := pl.printed("pw-1"); n != 1 {
+		t.Errorf("pw-1 printed %d times, want 1", n)
+	}
+}
+
 // TestPairHandOver: of two bridges in one process with one configuration, one connects and
 // the other stands by (the embedded broker knows one client with the id); a clean stop of the
 // active one gives the lease up, and the standby connects and answers commands.

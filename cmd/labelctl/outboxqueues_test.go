@@ -137,4 +137,30 @@ func TestOutboxPasswordFile(t *testing.T) {
 		!strings.Contains(r.stderr, "PostgreSQL: connecting: cannot connect as user nobody") || strings.Contains(r.stderr, pw) {
 		t.Errorf("an unknown role: exit %d, %q", r.code, r.stderr)
 	}
+
+	// A role the server asks for its password (every other one here is trusted): the file's
+	// password is what logs it in, and a wrong one is refused, said without either password.
+	role := pgtest.PasswordRole(t)
+	good := filepath.Join(dir, "role-pass")
+	bad := filepath.Join(dir, "role-wrong")
+	const wrong = "Wr0ng-pf-7c1"
+	if err := os.WriteFile(good, []byte(role.Password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(wrong+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := func(file string, args ...string) result {
+		t.Helper()
+		return cli(t, ctx, map[string]string{}, "", append([]string{"outbox", "--db", role.DSN, "--db-password-file", file}, args...)...)
+	}
+	db(good, "enqueue", "--create", "--printer", "line1", "--id", "r1", "--label", "MEDIUM").ok(t)
+	if r = db(good, "list").ok(t); !strings.Contains(r.stdout, "r1") {
+		t.Errorf("list as %s with its password file: %q", role.Name, r.stdout)
+	}
+	r = db(bad, "list")
+	if r.code != 1 || !strings.Contains(r.stderr, "password authentication failed for user \""+role.Name+"\"") ||
+		strings.Contains(r.stderr, wrong) || strings.Contains(r.stderr, role.Password) || strings.Contains(r.stderr, "TLS") {
+		t.Errorf("as %s with a wrong password file: exit %d, %q; want 1 and the password refused, no password", role.Name, r.code, r.stderr)
+	}
 }

@@ -2,7 +2,8 @@
 // or one of its own, started from the binaries of the postgresql package (initdb into a
 // temporary directory, as the postgres user when the tests run as root, on a free loopback
 // port with its socket in that directory) and stopped by Stop. Each test gets a schema of its
-// own, named in its DSN's search_path.
+// own, named in its DSN's search_path. The server trusts every role, but those of
+// PasswordRole, which must give their password as a real deployment's do.
 //
 // Without PostgreSQL a test that asks for one is skipped with a line saying how to run it;
 // with LABELPRINTER_REQUIRE_POSTGRES=1 it fails instead.
@@ -46,6 +47,8 @@ type Server struct {
 	waitDone chan struct{} // closed when cmd has exited
 	log      *os.File
 	mu       sync.Mutex
+	// passwords: pg_hba.conf asks the members of passwordGroup for their password.
+	passwords bool
 }
 
 var (

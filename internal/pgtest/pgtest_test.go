@@ -2,12 +2,14 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/goleak"
 )
 
@@ -117,4 +119,35 @@ func TestServerCPU(t *testing.T) {
 	if after-before < 20*time.Millisecond {
 		t.Errorf("the server's CPU went from %v to %v over a query that takes it hundreds of milliseconds", before, after)
 	}
+}
+
+// TestPasswordRole: a role from PasswordRole logs in with its password and writes to its
+// schema; without it, or with another, the server refuses it (28P01), while the tests'
+// superuser is still trusted. A second role is asked for its own password too.
+func TestPasswordRole(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := range 2 {
+		r := PasswordRole(t)
+		conn, err := pgx.Connect(ctx, WithParam(r.DSN, "password", r.Password))
+		if err != nil {
+			t.Fatalf("role %d with its password: %v", i, err)
+		}
+		if _, err := conn.Exec(ctx, "CREATE TABLE x (a int)"); err != nil {
+			t.Errorf("role %d: a table in its schema: %v", i, err)
+		}
+		_ = conn.Close(ctx)
+		for _, dsn := range []string{r.DSN, WithParam(r.DSN, "password", r.Password+"x")} {
+			_, err := pgx.Connect(ctx, dsn)
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || pgErr.Code != "28P01" {
+				t.Errorf("role %d without its password: %v, want 28P01 (password authentication failed)", i, err)
+			}
+		}
+	}
+	conn, err := pgx.Connect(ctx, DSN(t))
+	if err != nil {
+		t.Fatalf("the superuser, trusted: %v", err)
+	}
+	_ = conn.Close(ctx)
 }
