@@ -165,3 +165,29 @@ func FuzzStrictJSON(f *testing.F) {
 		}
 	})
 }
+
+// FuzzJSONMember: of any JSON object, jsonMember finds what encoding/json finds decoding it into
+// a map: the same member's value, byte for byte, and nothing when it has none.
+func FuzzJSONMember(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"a","job":{"labelName":"x","job":1}}`, `{"id":"a","job":null}`, ` { "job" : [1,{"a":"}"}] , "id" : "\"" } `,
+		`{"\u006aob":1}`, `{"job":1,"job":2}`, `{"a":{"job":1}}`, `{}`, `{"j\"ob":true,"id":-1.5e3}`, `{"id":"\ud83d\ude00","job":"\\"}`,
+	} {
+		f.Add([]byte(s), "job")
+		f.Add([]byte(s), "id")
+	}
+	f.Fuzz(func(t *testing.T, obj []byte, name string) {
+		var members map[string]json.RawMessage
+		if !json.Valid(obj) || json.Unmarshal(obj, &members) != nil || members == nil {
+			return // not an object: jsonMember is not asked
+		}
+		if !utf8.ValidString(name) || strings.ContainsRune(name, utf8.RuneError) {
+			return // no name a decoded member could be without being changed
+		}
+		want, wantOK := members[name]
+		got, ok := jsonMember(obj, name)
+		if ok != wantOK || !bytes.Equal(got, want) {
+			t.Fatalf("%s, member %q: %q %v; encoding/json: %q %v", obj, name, got, ok, want, wantOK)
+		}
+	})
+}

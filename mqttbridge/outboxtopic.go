@@ -154,9 +154,14 @@ func (v *outboxView) apply(e outbox.Entry) {
 func (v *outboxView) counts(remote string) map[outbox.State]int {
 	n := map[outbox.State]int{}
 	for _, st := range []outbox.State{outbox.Pending, outbox.Sending, outbox.Sent, outbox.Rejected, outbox.Unknown, outbox.Expired, outbox.Cancelled} {
-		n[st] = v.settled[remote][st] + v.opened[remote][st]
+		n[st] = v.count(remote, st)
 	}
 	return n
+}
+
+// count is printer remote's count of entries in state st. The caller holds v.mu.
+func (v *outboxView) count(remote string, st outbox.State) int {
+	return v.settled[remote][st] + v.opened[remote][st]
 }
 
 // snapshot is the P/outbox payload of printer remote at now.

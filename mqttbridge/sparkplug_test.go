@@ -588,7 +588,7 @@ func TestSparkplugResultsBounded(t *testing.T) {
 		b.spb.result(p, r.encode(), r)
 	}
 	res := b.spb.results[b.spb.byName["p1"]]
-	ds := resultsDataSet(res.ring)
+	ds := resultsDataSet(res.rows())
 	if len(ds.Rows) != 100 || ds.Rows[0][0] != "r905" || ds.Rows[99][0] != "r1004" {
 		t.Errorf("Command/Results: %d rows, from %v to %v; want the last 100, r905 to r1004", len(ds.Rows), ds.Rows[0][0], ds.Rows[len(ds.Rows)-1][0])
 	}
@@ -690,5 +690,52 @@ func TestSparkplugRefusals(t *testing.T) {
 	}
 	if n := pl.Sim.Requests("POST", "/api/v3/printers/{name}/printJob"); n != 0 {
 		t.Errorf("%d printJobs reached the printer", n)
+	}
+}
+
+// TestSparkplugCommandPayloadReadsInPlace: what a write of Command/PrintJob, Command/Deselect or
+// an id-less Command/Trigger is judged by (whether it has a "job", and whether that is null; an
+// "id") is read from the JSON where it lies, names decoded, the last of a name given twice, and
+// a well-formed Command/PrintJob costs no allocation before parseCommand reads it.
+func TestSparkplugCommandPayloadReadsInPlace(t *testing.T) {
+	n := &spbNode{cfg: SparkplugConfig{AllowTriggerWithoutID: true}}
+	for _, c := range []struct {
+		metric, value string
+		refused       string // part of the refusal; "" when passed on
+	}{
+		{spbPrintJob, `{"id":"a","job":{"labelName":"x"}}`, ""},
+		{spbPrintJob, ` { "id" : "a" , "\u006aob" : {"labelName":"x"} } `, ""},
+		{spbPrintJob, `{"id":"a","job":null}`, `needs a "job"`},
+		{spbPrintJob, `{"id":"a","job" : null }`, `needs a "job"`},
+		{spbPrintJob, `{"id":"a","x":{"job":{}}}`, `needs a "job"`},
+		{spbPrintJob, `{"id":"a","job":{},"job":null}`, `needs a "job"`},
+		{spbPrintJob, `{"id":"a","job":null,"job":{}}`, ""},
+		{spbPrintJob, `["job"]`, ""}, // not an object: parseCommand refuses it
+		{spbDeselect, `{"id":"a"}`, ""},
+		{spbDeselect, `{"id":"a","j\u006fb":null}`, `takes no "job"`},
+		{spbDeselect, `{"id":"a","x":"\"job\":1"}`, ""},
+		{spbTrigger, `{"x":{"id":"b"}}`, ""},
+		{spbTrigger, `{"id":"b"}`, ""},
+	} {
+		idless := false
+		out, err := n.commandPayload(c.metric, []byte(c.value), &idless)
+		switch {
+		case c.refused == "" && err != nil:
+			t.Errorf("%s %s: refused: %v", c.metric, c.value, err)
+		case c.refused != "" && (err == nil || !strings.Contains(err.Error(), c.refused)):
+			t.Errorf("%s %s: %v, want a refusal saying %s", c.metric, c.value, err, c.refused)
+		case c.metric == spbTrigger && idless != strings.Contains(c.value, `{"x"`):
+			t.Errorf("%s %s: given an id of its own: %v (%s)", c.metric, c.value, idless, out)
+		}
+	}
+	payload, _ := json.Marshal(printJobCmd("c1"))
+	allocs := testing.AllocsPerRun(100, func() {
+		idless := false
+		if _, err := n.commandPayload(spbPrintJob, payload, &idless); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("a Command/PrintJob's JSON took %.0f allocations to judge, want none", allocs)
 	}
 }

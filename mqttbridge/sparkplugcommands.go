@@ -103,18 +103,19 @@ func (n *spbNode) deviceCommand(cl *paho.Client, pb *paho.Publish) {
 // without an id is given one of its own when the configuration allows it, once per DCMD
 // (idless says one was).
 func (n *spbNode) commandPayload(metric string, s []byte, idless *bool) ([]byte, error) {
-	var members map[string]json.RawMessage
-	isObject := json.Unmarshal(s, &members) == nil && members != nil
+	// Only the top-level members named are looked at; parseCommand reads the whole command
+	// once it is queued.
+	isObject := json.Valid(s) && bytes.HasPrefix(bytes.TrimLeft(s, " \t\r\n"), []byte("{"))
 	switch {
 	case metric == spbPrintJob && isObject:
-		if job, ok := members["job"]; !ok || bytes.Equal(bytes.TrimSpace(job), []byte("null")) {
+		if job, ok := jsonMember(s, "job"); !ok || bytes.Equal(job, []byte("null")) {
 			return nil, invalidf(`Command/PrintJob needs a "job" (Command/Deselect deselects); nothing was done`)
 		}
 	case metric == spbDeselect && isObject:
-		if _, ok := members["job"]; ok {
+		if _, ok := jsonMember(s, "job"); ok {
 			return nil, invalidf(`Command/Deselect takes no "job" (Command/PrintJob selects one); nothing was done`)
 		}
-	case metric == spbTrigger && n.cfg.AllowTriggerWithoutID && (len(bytes.TrimSpace(s)) == 0 || isObject && members["id"] == nil):
+	case metric == spbTrigger && n.cfg.AllowTriggerWithoutID && (len(bytes.TrimSpace(s)) == 0 || isObject && !hasMember(s, "id")):
 		if *idless {
 			return nil, invalidf("a second Command/Trigger without an id in one DCMD: one such trigger is taken per DCMD message; nothing was done")
 		}
@@ -128,6 +129,80 @@ func (n *spbNode) commandPayload(metric string, s []byte, idless *bool) ([]byte,
 	}
 	// Anything else is the bridge's to judge (parseCommand), on the same terms as on its topics.
 	return s, nil
+}
+
+// jsonMember returns the value of the top-level member name of obj, a valid JSON object
+// (json.Valid), and whether it has one; of a name given twice, the last, as encoding/json keeps
+// it. Names are compared as decoded ("\u006aob" is "job"). It reads obj in place, without
+// decoding the values.
+func jsonMember(obj []byte, name string) (value []byte, found bool) {
+	i := skipJSONSpace(obj, 0) + 1 // past '{'
+	for {
+		i = skipJSONSpace(obj, i)
+		if i >= len(obj) || obj[i] != '"' {
+			return value, found // '}': the end
+		}
+		end := skipJSONValue(obj, i)
+		key := obj[i+1 : end-1]
+		match := string(key) == name
+		if !match && bytes.IndexByte(key, '\\') >= 0 {
+			_, decoded, _ := scanString(obj, i)
+			match = decoded == name
+		}
+		i = skipJSONSpace(obj, end) + 1 // past ':'
+		i = skipJSONSpace(obj, i)
+		end = skipJSONValue(obj, i)
+		if match {
+			value, found = obj[i:end], true
+		}
+		i = skipJSONSpace(obj, end) + 1 // past ',' or '}'
+	}
+}
+
+// hasMember reports whether the JSON object obj has a top-level member name.
+func hasMember(obj []byte, name string) bool {
+	_, ok := jsonMember(obj, name)
+	return ok
+}
+
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipJSONValue returns where the value of valid JSON that starts at b[i] ends.
+func skipJSONValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+			if depth < 0 {
+				return i // the end of the enclosing object
+			}
+		case ',', ' ', '\t', '\n', '\r', ':':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return i
 }
 
 // refuse answers a write that is no command of the bridge: invalid, on Command/LastResult and

@@ -114,9 +114,27 @@ type spbValue struct {
 // spbResults are the outcomes of a printer's Sparkplug commands: the last maxResults (oldest
 // first), and those not yet sent in a DDATA.
 type spbResults struct {
+	// ring holds the outcomes, oldest first, of which the last maxResults are Command/Results:
+	// it grows to twice that before the older half is dropped, so an outcome costs one copy of
+	// a row, not a shift of the 99 before it.
 	ring    []Result
 	last    string
 	pending []spbOutcome
+}
+
+// add records r as the newest outcome.
+func (res *spbResults) add(r Result) {
+	if len(res.ring) >= 2*maxResults {
+		n := copy(res.ring, res.ring[len(res.ring)-maxResults:])
+		clear(res.ring[n:])
+		res.ring = res.ring[:n]
+	}
+	res.ring = append(res.ring, r)
+}
+
+// rows are Command/Results: the last maxResults outcomes, oldest first.
+func (res *spbResults) rows() []Result {
+	return res.ring[max(0, len(res.ring)-maxResults):]
 }
 
 type spbOutcome struct {
@@ -131,19 +149,16 @@ func (n *spbNode) result(p *printer, payload []byte, r Result) {
 	if d == nil {
 		return
 	}
+	s := string(payload) // one copy, for Command/LastResult now and in the next DDATA
 	n.mu.Lock()
 	res := n.results[d]
-	if len(res.ring) == maxResults {
-		copy(res.ring, res.ring[1:])
-		res.ring = res.ring[:maxResults-1]
-	}
-	res.ring = append(res.ring, r)
-	res.last = string(payload)
+	res.add(r)
+	res.last = s
 	if len(res.pending) == maxPending {
 		copy(res.pending, res.pending[1:])
 		res.pending = res.pending[:maxPending-1]
 	}
-	res.pending = append(res.pending, spbOutcome{payload: string(payload), ts: nowMillis()})
+	res.pending = append(res.pending, spbOutcome{payload: s, ts: nowMillis()})
 	n.dirty[d] = true
 	n.mu.Unlock()
 	n.poke()
@@ -219,9 +234,9 @@ func (n *spbNode) snapshot(d *spbDevice) (vals []spbValue, dead bool) {
 	var pending, unknown int
 	if v := p.ctl.view; v != nil {
 		v.mu.Lock()
-		c := v.counts(p.remote)
+		pending = v.count(p.remote, outbox.Pending) + v.count(p.remote, outbox.Sending)
+		unknown = v.count(p.remote, outbox.Unknown)
 		v.mu.Unlock()
-		pending, unknown = c[outbox.Pending]+c[outbox.Sending], c[outbox.Unknown]
 	}
 	vals[mPending] = spbValue{v: int64(pending)}
 	vals[mUnknown] = spbValue{v: int64(unknown)}
@@ -252,7 +267,7 @@ func (n *spbNode) birth(ctx context.Context, cm *autopaho.ConnectionManager, d *
 	vals, dead := n.snapshot(d)
 	n.mu.Lock()
 	res := n.results[d]
-	rows := append([]Result(nil), res.ring...)
+	rows := append([]Result(nil), res.rows()...)
 	last := res.last
 	res.pending = nil
 	n.mu.Unlock()

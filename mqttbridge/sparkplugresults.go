@@ -34,7 +34,7 @@ func (n *spbNode) restoreResults() {
 		for d, rs := range rows {
 			res := n.results[d]
 			// Outcomes this process recorded already are newer than any entry read here.
-			merged := append(rs, res.ring...)
+			merged := append(rs, res.rows()...)
 			if len(merged) > maxResults {
 				merged = merged[len(merged)-maxResults:]
 			}
