@@ -65,8 +65,9 @@ type ledgerStore interface {
 	putReports(marks map[string]string) error
 	// dropReports forgets the marks of ids, entries the outbox no longer holds.
 	dropReports(ids []string) error
-	// outboxMarks reports whether the controller's outbox keeps the marks (a file does:
-	// outbox.Acknowledge), the ledger only those the outbox could not take.
+	// outboxMarks reports whether the controller's outbox keeps the marks (a file and a
+	// queue in PostgreSQL do: outbox.Acknowledge), the ledger only those the outbox could not
+	// take.
 	outboxMarks() bool
 	// cancelled returns the tombstone of the cancel of id on printer, or nil.
 	cancelled(printer, id string) (*cancelRecord, error)

@@ -505,7 +505,9 @@ func (l *pgLedger) dropReports(ids []string) error {
 	return nil
 }
 
-func (l *pgLedger) outboxMarks() bool { return false }
+// outboxMarks: a queue in PostgreSQL keeps the marks (outbox.Acknowledge), so a start reads
+// the entries not marked alone, and the ledger only the marks the queue could not take.
+func (l *pgLedger) outboxMarks() bool { return true }
 
 func (l *pgLedger) close() error { return nil }
 

@@ -19,11 +19,11 @@ import (
 // twice when the bridge died after the broker took it and before its mark was written.
 // Entries settled before the ledger first kept marks are taken as reported.
 //
-// An outbox file keeps the marks itself (outbox.Acknowledge), beside the index of the entries
-// not marked in their current state (outbox.Unacknowledged), so a start reads those entries
-// alone and not the whole history. The ledger keeps a mark only when the outbox could not take
-// it (closed already, at the end of a stop), and those of versions before: a start moves them
-// into the outbox and lets them go. A queue in PostgreSQL keeps no marks: a pair's ledger does.
+// The outbox keeps the marks itself (outbox.Acknowledge), beside the index of the entries not
+// marked in their current state (outbox.Unacknowledged), a file's or a queue's in PostgreSQL,
+// so a start reads those entries alone and not the whole history. The ledger keeps a mark only
+// when the outbox could not take it (closed already, at the end of a stop), and those of
+// versions before: a start moves them into the outbox and lets them go.
 
 // reportEvery is the least time between two writes of marks.
 const reportEvery = 100 * time.Millisecond
@@ -135,9 +135,9 @@ func (b *Bridge) flushReports() {
 // republish publishes again the results of ctl's entries that have no mark of their state
 // (see above), before any command is taken, and forgets the marks of entries the outbox no
 // longer holds. A result this process published already (an entry the outbox found being
-// sent when it opened, now unknown) is not published twice. Of an outbox file it reads the
-// entries not marked in the file alone: an entry the ledger marks (or settled before marks
-// were kept) is marked in the file, and the ledger's marks are let go.
+// sent when it opened, now unknown) is not published twice. It reads the entries not marked in
+// the outbox alone: an entry the ledger marks (or settled before marks were kept) is marked in
+// the outbox, and the ledger's marks are let go.
 func (b *Bridge) republish(ctl *controller) error {
 	marks, since, err := ctl.led.reports()
 	if err != nil {
@@ -175,7 +175,7 @@ func (b *Bridge) republish(ctl *controller) error {
 		if err := ctl.ob.Acknowledge(acks...); err != nil {
 			return fmt.Errorf("marking the outbox: %w", err)
 		}
-		// The file holds every mark now, or the entry is published again above.
+		// The outbox holds every mark now, or the entry is published again above.
 		held = nil
 	}
 	var gone []string
