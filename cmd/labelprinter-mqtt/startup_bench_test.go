@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/jackc/pgx/v5"
+	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 	"github.com/labelprinter/go-labelprinter/mqttbridge"
 	"github.com/labelprinter/go-labelprinter/printersim"
 	bolt "go.etcd.io/bbolt"
@@ -79,6 +81,95 @@ func BenchmarkStartupSettled100k(b *testing.B) {
 			b.ReportMetric(atOnline, "MiB-RSS-online")
 			b.ReportMetric(peak, "MiB-RSS-peak")
 		})
+	}
+}
+
+// BenchmarkStartupSettled100kPostgres is BenchmarkStartupSettled100k for a pair's queue in
+// PostgreSQL (outbox.postgres): a server of its own, a schema for each binary, and in its
+// queue 100,000 expired entries (300-byte labels) whose results the broker took, marked in
+// the pair's ledger as a version before marked them. Each binary starts once before the starts
+// measured (this one then moves the ledger's marks into the queue, once). It measures exec to
+// online and the peak RSS as the file's benchmark does, with LABELPRINTER_MQTT_BASELINE beside
+// it in the same run.
+//
+//	LABELPRINTER_MQTT_BASELINE=/tmp/labelprinter-mqtt-before go test -run '^$' -bench StartupSettled100kPostgres -benchtime 3x ./cmd/labelprinter-mqtt
+func BenchmarkStartupSettled100kPostgres(b *testing.B) {
+	bins := map[string]string{"this": filepath.Join(b.TempDir(), "labelprinter-mqtt")}
+	if out, err := exec.Command("go", "build", "-o", bins["this"], ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	names := []string{"this"}
+	if base := os.Getenv("LABELPRINTER_MQTT_BASELINE"); base != "" {
+		bins["baseline"] = base
+		names = []string{"baseline", "this"}
+	}
+	srv := pgtest.Own(b)
+	sim, err := printersim.Start(printersim.WithPrinters("line1"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sim.Close()
+	bk, err := mqttbridge.StartBroker("127.0.0.1:0", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bk.Close()
+	for _, name := range names {
+		b.Run("binary="+name, func(b *testing.B) {
+			dsn := srv.NewSchema(b)
+			clientID := "bench-pg-" + name
+			cfg := filepath.Join(b.TempDir(), "bridge.yml")
+			if err := os.WriteFile(cfg, fmt.Appendf(nil, "broker: {url: %q, client_id: %s}\noutbox: {postgres: {dsn: %q}}\nprinters: [{name: line1, url: %q, printer: line1}]\n",
+				bk.URL(), clientID, dsn, sim.URL), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			startOnce(b, bins[name], cfg, bk.Addr()) // makes the tables; the ledger keeps marks from here
+			fillSettledPostgres(b, dsn, clientID+" "+mqttbridge.NormalizeURL(sim.URL), 100_000)
+			startOnce(b, bins[name], cfg, bk.Addr()) // the first start on them, not measured
+			var online, atOnline, peak float64
+			b.ResetTimer()
+			for range b.N {
+				o, r1, r2 := startOnce(b, bins[name], cfg, bk.Addr())
+				online += o.Seconds() * 1000
+				atOnline, peak = max(atOnline, r1), max(peak, r2)
+			}
+			b.StopTimer()
+			b.ReportMetric(online/float64(b.N), "ms/online")
+			b.ReportMetric(atOnline, "MiB-RSS-online")
+			b.ReportMetric(peak, "MiB-RSS-peak")
+		})
+	}
+}
+
+// fillSettledPostgres adds n expired entries of printer line1 to queue, each with a job of a
+// 300-byte label, and marks each result as taken by the broker in the pair's ledger, as a
+// version that kept its marks there did; then has the server analyse both tables, as its
+// autovacuum would.
+func fillSettledPostgres(b *testing.B, dsn, queue string, n int) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	job, _ := json.Marshal(map[string]any{"labelName": "L", "labelData": map[string]any{"text": strings.Repeat("x", 280)}, "copies": 1})
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO labelprinter_outbox_entries (queue, id, printer, kind, job, expire_after, state, attempts, error)
+			SELECT $1, 'line1/order-' || lpad(i::text, 6, '0'), 'line1', 'printJob', $2, $3, 'expired', 0, 'not sent before its expireAfter'
+			FROM generate_series(1, $4::int) AS i`, []any{queue, string(job), int64(time.Minute), n}},
+		{`INSERT INTO labelprinter_mqtt_ledger (queue, kind, printer, id, record)
+			SELECT $1, 'report', '', id, jsonb_build_object('mark', 'expired/0') FROM labelprinter_outbox_entries WHERE queue = $1`, []any{queue}},
+		{`VACUUM ANALYZE labelprinter_outbox_entries`, nil},
+		{`VACUUM ANALYZE labelprinter_mqtt_ledger`, nil},
+	} {
+		if _, err := conn.Exec(ctx, q.sql, q.args...); err != nil {
+			b.Fatalf("%s: %v", q.sql, err)
+		}
 	}
 }
 
