@@ -507,7 +507,9 @@ func toEntries(recs []*record) ([]Entry, error) {
 // Counts returns how many entries each printer has in each state: printer (""  for the
 // single-printer path) -> state -> entries; a state with none is absent. A file keeps these
 // counts with every change, so Counts reads no entry, however long its history; a queue in
-// PostgreSQL counts them in the database.
+// PostgreSQL counts its pending, sending and unknown entries through their index and keeps
+// the counts of the final ones in a table of their own, so Counts reads no final entry
+// either.
 func (o *Outbox) Counts() (map[string]map[State]int, error) {
 	o.gate.RLock()
 	defer o.gate.RUnlock()

@@ -483,6 +483,10 @@ func (s *pgStore) setup(ctx context.Context) error {
 		doing = "adding the acknowledgements"
 		err = s.addAcknowledged(ctx)
 	}
+	if err == nil {
+		doing = "adding the counts of final entries"
+		err = s.addCounts(ctx)
+	}
 	if err != nil {
 		return s.fail(doing, err)
 	}
@@ -689,32 +693,6 @@ func (s *pgStore) list(ctx context.Context, states []State) ([]*record, error) {
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*record, error) { return scanRecord(row) })
 	if err != nil {
 		return nil, s.fail("listing", err)
-	}
-	return out, nil
-}
-
-// counts counts the queue's entries by printer and state in the database, which sends back
-// one row per printer and state.
-func (s *pgStore) counts(ctx context.Context) (map[string]map[State]int, error) {
-	rows, err := s.db().Query(ctx, `SELECT printer, state, count(*) FROM labelprinter_outbox_entries
-		WHERE queue = $1 AND pruned IS NULL GROUP BY printer, state`, s.queue)
-	if err != nil {
-		return nil, s.fail("counting", err)
-	}
-	out := map[string]map[State]int{}
-	var (
-		printer, state string
-		n              int
-	)
-	_, err = pgx.ForEachRow(rows, []any{&printer, &state, &n}, func() error {
-		if out[printer] == nil {
-			out[printer] = map[State]int{}
-		}
-		out[printer][State(state)] = n
-		return nil
-	})
-	if err != nil {
-		return nil, s.fail("counting", err)
 	}
 	return out, nil
 }
