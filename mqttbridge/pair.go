@@ -506,8 +506,11 @@ func (l *pgLedger) dropReports(ids []string) error {
 }
 
 // outboxMarks: a queue in PostgreSQL keeps the marks (outbox.Acknowledge), so a start reads
-// the entries not marked alone, and the ledger only the marks the queue could not take.
-func (l *pgLedger) outboxMarks() bool { return true }
+// the entries not marked alone, and the ledger only the marks the queue could not take; while
+// this bridge holds the lease. A bridge that lost it marks nothing, in the queue or the
+// ledger (ErrLeaseLost), and waits on no database that may not answer: the next bridge
+// publishes those results again.
+func (l *pgLedger) outboxMarks() bool { return l.p.held() }
 
 func (l *pgLedger) close() error { return nil }
 

@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -63,10 +64,16 @@ func (s *pgStore) unacknowledged(ctx context.Context) ([]*record, error) {
 	return out, nil
 }
 
+// pgAckTimeout bounds an acknowledgement's wait for the database: its caller tells the outcomes
+// again after a crash rather than wait on a server that does not answer, as one stopping does.
+const pgAckTimeout = 5 * time.Second
+
 // acknowledge marks, in one statement, each entry of acks that is still in the ack's state
 // and attempts and not pruned. Another transaction's change of the entry either commits
 // before (the entry is left as it is) or waits for this one (and leaves it unacknowledged).
 func (s *pgStore) acknowledge(ctx context.Context, acks []Ack) error {
+	ctx, cancel := context.WithTimeout(ctx, pgAckTimeout)
+	defer cancel()
 	ids, states, attempts := make([]string, len(acks)), make([]string, len(acks)), make([]int32, len(acks))
 	for i, a := range acks {
 		ids[i], states[i], attempts[i] = a.ID, string(a.State), int32(a.Attempts)

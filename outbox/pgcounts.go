@@ -12,10 +12,11 @@ import (
 // ones (sent, rejected, expired, cancelled, not pruned) are kept counted in a table of their
 // own, by printer and state, by triggers of every statement that adds, changes or removes
 // entries, whichever version of the outbox (or person) wrote it, and whatever its session's
-// search_path. A trigger per statement, not
-// per row: a Prune of many entries moves each count once. Entries turn final one at a time per
-// printer (its lane's holder delivers them), so the count rows are not where concurrent
-// writes wait for each other; new entries, pending, touch none.
+// search_path. A trigger per statement, not per row: a Prune of many entries moves each count
+// once, and the counts in one order, so that two statements moving the same counts wait for
+// each other rather than deadlock. Entries turn final one at a time per printer (its lane's
+// holder delivers them), so the count rows are not where concurrent writes wait for each
+// other; new entries, pending, touch none.
 
 // pgCountsTable is the table of final counts, the function of its triggers and the triggers,
 // with %s for the schema of the entries: the function reads and writes the tables of that
@@ -33,19 +34,19 @@ BEGIN
 	IF TG_OP = 'INSERT' THEN
 		INSERT INTO labelprinter_outbox_counts AS c (queue, printer, state, n)
 			SELECT queue, printer, state, count(*) FROM new_rows WHERE ` + pgFinalUnpruned + `
-			GROUP BY queue, printer, state
+			GROUP BY queue, printer, state ORDER BY queue, printer, state
 			ON CONFLICT (queue, printer, state) DO UPDATE SET n = c.n + EXCLUDED.n;
 	ELSIF TG_OP = 'DELETE' THEN
 		INSERT INTO labelprinter_outbox_counts AS c (queue, printer, state, n)
 			SELECT queue, printer, state, -count(*) FROM old_rows WHERE ` + pgFinalUnpruned + `
-			GROUP BY queue, printer, state
+			GROUP BY queue, printer, state ORDER BY queue, printer, state
 			ON CONFLICT (queue, printer, state) DO UPDATE SET n = c.n + EXCLUDED.n;
 	ELSE
 		INSERT INTO labelprinter_outbox_counts AS c (queue, printer, state, n)
 			SELECT queue, printer, state, sum(d) FROM (
 				SELECT queue, printer, state, 1 AS d FROM new_rows WHERE ` + pgFinalUnpruned + `
 				UNION ALL SELECT queue, printer, state, -1 FROM old_rows WHERE ` + pgFinalUnpruned + `) AS m
-			GROUP BY queue, printer, state HAVING sum(d) <> 0
+			GROUP BY queue, printer, state HAVING sum(d) <> 0 ORDER BY queue, printer, state
 			ON CONFLICT (queue, printer, state) DO UPDATE SET n = c.n + EXCLUDED.n;
 	END IF;
 	RETURN NULL;
