@@ -160,11 +160,20 @@ func TestPostgresCutOffRunnerSendsNothingLate(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("A did not dial the printer for a0004")
 			}
+			cut := time.Now()
 			// A committed a0004 Sending before it dialled.
 			for _, id := range ids[4:] {
 				enqueue(t, b.ob, Intent{ID: id, Printer: "line1", Job: job(id)})
 			}
 			e := waitState(t, b.ob, ids[3], Unknown)
+			// A's lease runs out at most the TTL after the cut, and B looks at the lanes every
+			// TTL/4 (at most 1 s): the README's timeline says B takes over within TTL + 1 s.
+			// The test allows TTL + 2 s, and 3 s more for a loaded machine.
+			took := time.Since(cut)
+			t.Logf("a0004 unknown %v after the cut", took.Round(time.Millisecond))
+			if limit := ttl + 2*time.Second + 3*time.Second; took > limit {
+				t.Errorf("B made a0004 unknown %v after A was cut off, want within %v", took.Round(time.Millisecond), limit)
+			}
 			if !strings.Contains(e.Error, "lease") || strings.Contains(e.Error, "process stopped") {
 				t.Errorf("a0004's error %q: want it to say that the sending run's lease ran out", e.Error)
 			}
