@@ -100,6 +100,11 @@ func TestPostgresPoolerNeedsListenDSN(t *testing.T) {
 		t.Errorf("error %q: want ErrNoNotifications, naming the pooler and WithListenDSN", err)
 	}
 	t.Logf("refused after %v: %v", took.Round(time.Millisecond), err)
+	// The probe waits 3 s for its notification (pgProbeWait); 15 s leaves a loaded machine's
+	// delay, and still fails a check that waits out its caller's context (60 s here).
+	if limit := 15 * time.Second; took > limit {
+		t.Errorf("refused after %v: the notification check at open took over %v", took.Round(time.Millisecond), limit)
+	}
 }
 
 // TestPostgresPoolerWithListenDSN: through the pooler, with a listen DSN that reaches the
