@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -116,6 +117,11 @@ func TestSessionTakenOverStops(t *testing.T) {
 		if !errors.Is(err, ErrSessionTakenOver) || !strings.Contains(err.Error(), cfg.Broker.ClientID) {
 			t.Fatalf("Run: %v; want ErrSessionTakenOver naming %q", err, cfg.Broker.ClientID)
 		}
+		// Which rule stopped it: the broker's reason where it sends one, the run of connections
+		// lost just after they were made where it does not.
+		if want := takeoverRule(t, bk); !strings.Contains(err.Error(), want) {
+			t.Errorf("Run: %v; want the rule %q to have stopped it on this broker", err, want)
+		}
 		line := ""
 		for _, l := range strings.Split(logs.String(), "\n") {
 			if strings.Contains(l, "taken over") {
@@ -135,6 +141,28 @@ func TestSessionTakenOverStops(t *testing.T) {
 			t.Errorf("the other process lost its connection %d times after the bridge stopped", in.count()-n)
 		}
 	})
+}
+
+// takeoverRule is the wording of the rule that stops a bridge whose session another process
+// took on bk: the embedded broker sends DISCONNECT 0x8E; mosquitto 2.0.11 closes the connection
+// without a reason. A mosquitto of another version is asked for either.
+func takeoverRule(t *testing.T, bk testBroker) string {
+	t.Helper()
+	const (
+		reason = "DISCONNECT reason 0x8E"
+		run    = "connections in a row"
+	)
+	switch bk := bk.(type) {
+	case *embeddedBroker:
+		return reason
+	case *mosquitto:
+		out, _ := exec.Command(bk.bin, "-h").CombinedOutput()
+		if strings.Contains(string(out), "mosquitto version 2.0.11\n") {
+			return run
+		}
+		t.Logf("%s: not 2.0.11; either rule may stop the bridge", strings.SplitN(string(out), "\n", 2)[0])
+	}
+	return ErrSessionTakenOver.Error()
 }
 
 // TestTakeoverWatch: the rule that tells a session taken over from an outage.
