@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labelprinter/go-labelprinter/internal/faultproxy"
 	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 )
 
@@ -66,5 +67,57 @@ func TestPairBehindPooler(t *testing.T) {
 		if c := pl.printed(fmt.Sprintf("job-%02d", i)); c != 1 {
 			t.Errorf("job-%02d printed %d times", i, c)
 		}
+	}
+}
+
+// TestPairListenerBlackholed: the pair's listening connection (outbox.postgres.listen_dsn,
+// here through a fault proxy) drops everything once the bridge is online, a partition that
+// leaves the database's other connections alone; no notification arrives after that. The
+// bridge still answers commands, from the changes its outbox reads back every second when
+// none was heard (each told within 2 s): 25 printJobs sent at once, more than the broker's
+// window of unanswered ones (mosquitto's 20), are each answered queued and sent.
+func TestPairListenerBlackholed(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	var bk testBroker
+	if bin := mosquittoBin(t); bin != "" {
+		bk = newMosquitto(t, bin)
+	} else {
+		t.Log("mosquitto is not installed: the embedded broker stands in")
+		bk = newEmbedded(t)
+	}
+	px, listen := pgProxy(t, dsn)
+	pl := startPlant(t, "p1")
+	cfg := testConfig(t, bk.URL(), pl, "p1")
+	cfg.StateDir = ""
+	cfg.Outbox = OutboxConfig{Postgres: &PostgresConfig{DSN: dsn, ListenDSN: listen}, LeaseTTL: 10 * time.Second}
+	w := watch(t, bk.URL(), prefix+"/#")
+	startBridge(t, cfg)
+	w.waitOnline(1)
+	px.Set(faultproxy.Blackhole)
+
+	s := newSender(t, bk.URL())
+	const n = 25
+	start := time.Now()
+	for i := range n {
+		s.send(cmdTopic("p1", "printJob"), printJobCmd(fmt.Sprintf("job-%02d", i)))
+	}
+	for i := range n {
+		w.waitStates(resultTopic("p1"), fmt.Sprintf("job-%02d", i), StateQueued, StateSent)
+	}
+	took := time.Since(start)
+	t.Logf("%d printJobs answered queued and sent in %v with the listener cut off", n, took.Round(time.Millisecond))
+	// Each change is told within 2 s without a notification; the broker holds back the last
+	// five until the first twenty were answered: three rounds, 6 s, and 10 s more for a
+	// loaded machine.
+	if limit := 3*2*time.Second + 10*time.Second; took > limit {
+		t.Errorf("answering %d printJobs with the listener cut off took %v, want within %v", n, took.Round(time.Millisecond), limit)
+	}
+	for i := range n {
+		if c := pl.printed(fmt.Sprintf("job-%02d", i)); c != 1 {
+			t.Errorf("job-%02d printed %d times", i, c)
+		}
+	}
+	if px.Conns() < 1 {
+		t.Error("the bridge's listening connection did not go through the proxy")
 	}
 }
