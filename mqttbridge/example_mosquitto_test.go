@@ -116,6 +116,19 @@ func startExampleMosquitto(t *testing.T) *exampleMosquitto {
 	return m
 }
 
+// waitDisconnected waits until mosquitto has logged the n-th end of clientID's connection.
+// A client's Disconnect returns once it has sent DISCONNECT, and mosquitto may read another
+// client's publishes first: published to a session still connected, they are not held to
+// max_queued_bytes (mosquitto counts the client's Receive Maximum in flight beyond it), and
+// under load all 152 of the test's large commands were delivered that way.
+func (m *exampleMosquitto) waitDisconnected(t *testing.T, clientID string, n int) {
+	t.Helper()
+	line := "Client " + clientID + " disconnected"
+	eventually(t, fmt.Sprintf("mosquitto logs %q %d time(s)", line, n), func() bool {
+		return strings.Count(m.log.String(), line) >= n
+	})
+}
+
 // setting returns the value of a mosquitto.conf option of the example.
 func (m *exampleMosquitto) setting(t *testing.T, name string) int {
 	t.Helper()
@@ -333,6 +346,7 @@ func TestExampleMosquittoQueue(t *testing.T) {
 		t.Fatalf("the bridge subscribing to %s: reason %#x", filter, rc)
 	}
 	bridge.close()
+	m.waitDisconnected(t, clientID, 1)
 	mes := m.login(t, "mes", "mes-queue", 0)
 
 	// 10,100 small commands, 64 at a time.
@@ -372,6 +386,7 @@ func TestExampleMosquittoQueue(t *testing.T) {
 		t.Fatalf("mosquitto dropped small commands:\n%s", m.log)
 	}
 	bridge.close()
+	m.waitDisconnected(t, clientID, 2)
 
 	// Then past the limit: commands of 512 KiB, 24 more than it holds.
 	const size = 512 << 10
