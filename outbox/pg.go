@@ -167,6 +167,7 @@ type pgStore struct {
 	connCfg   *pgx.ConnConfig
 	listenDSN bool
 	shared    *PostgresListener // WithListener's: listens instead of a connection of this store's own
+	groups    *pgGroups         // the batches this queue's adds share (pg_group.go)
 	channel   string
 	hook      commitHook
 	log       *slog.Logger              // WithLogger's, or nil
@@ -268,9 +269,11 @@ func OpenPostgres(ctx context.Context, dsn, queue string, c *labelprinter.Client
 	if o.clock != nil {
 		s.clock = o.clock
 	}
+	s.groups = newPGGroups()
 	if l := o.listener; l != nil {
 		s.shared, s.listenDSN = l, l.dsn != dsn
 		s.secret = append(s.secret, l.secret...)
+		s.groups = l.groupsFor(dsn)
 	}
 	s.log = o.logger
 	s.onChange = func(r *record, own bool) {
@@ -577,100 +580,6 @@ func nullable(b json.RawMessage) *string {
 func (s *pgStore) lookup(ctx context.Context, id string) (*record, error) {
 	recs, errs := s.lookupEach(ctx, []string{id})
 	return recs[0], errs[0]
-}
-
-// lookupEach reads the entries of ids in one statement.
-func (s *pgStore) lookupEach(ctx context.Context, ids []string) ([]*record, []error) {
-	recs, errs := make([]*record, len(ids)), make([]error, len(ids))
-	byID := map[string]*record{}
-	prunedAt := map[string]time.Time{}
-	rows, err := s.db().Query(ctx, `SELECT `+pgCols+`, pruned FROM labelprinter_outbox_entries WHERE queue = $1 AND id = ANY($2)`, s.queue, ids)
-	for err == nil && rows.Next() {
-		var (
-			r        record
-			job, res *string
-			expire   int64
-			pruned   *time.Time
-		)
-		if err = rows.Scan(&r.Seq, &r.ID, &r.Printer, &r.Kind, &job, &expire, &r.State, &r.Attempts, &r.Enqueued, &r.Updated, &r.Error, &res, &pruned); err != nil {
-			break
-		}
-		r.ExpireAfter = time.Duration(expire)
-		r.Enqueued, r.Updated = r.Enqueued.UTC(), r.Updated.UTC()
-		if job != nil {
-			r.Job = json.RawMessage(*job)
-		}
-		if res != nil {
-			r.Response = json.RawMessage(*res)
-		}
-		byID[r.ID] = &r
-		if pruned != nil {
-			prunedAt[r.ID] = pruned.UTC()
-		}
-	}
-	if err == nil {
-		rows.Close()
-		err = rows.Err()
-	} else if rows != nil {
-		rows.Close()
-	}
-	for i, id := range ids {
-		r := byID[id]
-		pruned, isPruned := prunedAt[id]
-		switch {
-		case err != nil:
-			errs[i] = s.fail(fmt.Sprintf("reading %q", id), err)
-		case r == nil:
-			errs[i] = fmt.Errorf("%w: %q", ErrNotFound, id)
-		case isPruned:
-			errs[i] = prunedError(id, tombstone{State: r.State, Updated: r.Updated, Pruned: pruned})
-		default:
-			rec := *r
-			recs[i] = &rec
-		}
-	}
-	return recs, errs
-}
-
-// add inserts r in one statement; an ID already there (pruned or not) adds nothing. Two adds
-// of one ID at once: the second waits for the first to commit and then finds its entry.
-func (s *pgStore) add(ctx context.Context, r *record) (*record, bool, error) {
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, pgEnqueueTimeout)
-	defer cancel()
-	conn, err := s.db().Acquire(ctx)
-	if err != nil {
-		what := "storing the entry: nothing was stored"
-		if ctx.Err() != nil && parent.Err() == nil {
-			what = fmt.Sprintf("storing the entry: no answer within %v; nothing was stored", pgEnqueueTimeout)
-		}
-		return nil, false, s.fail(what, err)
-	}
-	stored, err := scanRecord(conn.QueryRow(ctx, `INSERT INTO labelprinter_outbox_entries
-		(queue, id, printer, kind, job, expire_after, state, attempts, error)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, 0, '')
-		ON CONFLICT (queue, id) DO NOTHING RETURNING `+pgCols,
-		s.queue, r.ID, r.Printer, r.Kind, nullable(r.Job), int64(r.ExpireAfter), string(r.State)))
-	conn.Release()
-	if err == nil {
-		s.tellNew(ctx, stored)
-		return stored, true, nil
-	}
-	if ctx.Err() != nil && parent.Err() == nil {
-		what := fmt.Sprintf("storing the entry: no answer within %v; it may or may not be stored (Enqueue the same ID again to find out)", pgEnqueueTimeout)
-		if pgconn.SafeToRetry(err) {
-			what = fmt.Sprintf("storing the entry: no answer within %v; nothing was stored", pgEnqueueTimeout)
-		}
-		return nil, false, s.fail(what, err)
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return nil, false, s.fail("storing the entry", err)
-	}
-	stored, err = s.lookup(ctx, r.ID)
-	if err != nil {
-		return nil, false, err
-	}
-	return stored, false, nil
 }
 
 func (s *pgStore) list(ctx context.Context, states []State) ([]*record, error) {

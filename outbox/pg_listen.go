@@ -355,22 +355,6 @@ func (s *pgStore) remember(seq uint64) {
 	}
 }
 
-// tellNew tells the queue's listeners of r, just added, in a transaction of its own that
-// writes nothing durable: it does not wait for the disk, so its lock on notifications is
-// short. A failure loses only the wake-up; Runs look at the lanes on their own, and this
-// Outbox reads the entry back.
-func (s *pgStore) tellNew(ctx context.Context, r *record) {
-	s.expect(r)
-	payload, err := json.Marshal(struct {
-		*record
-		New bool `json:"new"`
-	}{r, true})
-	if err != nil || len(payload) > 7900 {
-		payload = fmt.Appendf(nil, `{"seq":%d,"trimmed":true,"new":true}`, r.Seq)
-	}
-	_, _ = s.db().Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`, s.channel, string(payload))
-}
-
 // flush returns once the listener has heard every change committed before it was called
 // (notifications come in commit order), or after a few seconds without the database.
 func (s *pgStore) flush() {

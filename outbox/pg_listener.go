@@ -36,6 +36,8 @@ type PostgresListener struct {
 	// The running loop, if any: it runs while a queue is on the listener.
 	stopLoop context.CancelFunc
 	done     chan struct{}
+	// groups are the batches of the adds of the queues opened with each DSN (pg_group.go).
+	groups map[string]*pgGroups
 	// dispatch is held while the loop hands a notification or a look-back to the stores, so
 	// that a store that leaves is not called after remove has returned.
 	dispatch sync.Mutex
@@ -55,13 +57,17 @@ func NewPostgresListener(dsn string) (*PostgresListener, error) {
 		cfg.ConnConfig.ConnectTimeout = pgConnectTimeout
 	}
 	return &PostgresListener{dsn: dsn, cfg: cfg.ConnConfig, secret: secret,
-		stores: map[*pgStore]bool{}, added: map[*pgStore]chan error{}, channels: map[string]int{}}, nil
+		stores: map[*pgStore]bool{}, added: map[*pgStore]chan error{}, channels: map[string]int{},
+		groups: map[string]*pgGroups{}}, nil
 }
 
 // WithListener has a queue in PostgreSQL hear its notifications through l, a connection it
 // shares with the other queues of this process opened with it, instead of a connection of its
-// own; it replaces WithListenDSN, whose role l's DSN takes when it is not OpenPostgres's. The
-// file store ignores it.
+// own; it replaces WithListenDSN, whose role l's DSN takes when it is not OpenPostgres's.
+// Queues opened on l with the same DSN also share their Enqueues' and reads' statements: those
+// that arrive while one is in flight go together, in one statement (one commit for the
+// Enqueues), once it returns; one made while none is in flight goes at once. The file store
+// ignores it.
 func WithListener(l *PostgresListener) Option {
 	return func(o *options) error {
 		if l == nil {
@@ -70,6 +76,19 @@ func WithListener(l *PostgresListener) Option {
 		o.listener = l
 		return nil
 	}
+}
+
+// groupsFor returns the batches of the queues opened on l with dsn: their adds share
+// statements, being in one database and its schemas.
+func (l *PostgresListener) groupsFor(dsn string) *pgGroups {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	g := l.groups[dsn]
+	if g == nil {
+		g = newPGGroups()
+		l.groups[dsn] = g
+	}
+	return g
 }
 
 // add has the loop LISTEN on s's channel, starting the loop if it is not running, and returns
