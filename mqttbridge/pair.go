@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labelprinter/go-labelprinter/internal/fence"
+	"github.com/labelprinter/go-labelprinter/internal/group"
 	"github.com/labelprinter/go-labelprinter/internal/pgconf"
 	"github.com/labelprinter/go-labelprinter/internal/secretfile"
 	"github.com/labelprinter/go-labelprinter/outbox"
@@ -74,6 +75,8 @@ type pair struct {
 	ttl      time.Duration
 	now      func() time.Time
 
+	tombs *group.Group[*tombRead] // the reads of cancels' tombstones, in batches (pair_tombstones.go)
+
 	mu    sync.Mutex
 	lease *fence.Lease // from the first acquire or renewal that came back in time; nil before
 }
@@ -110,6 +113,7 @@ func openPair(ctx context.Context, cfg *Config) (*pair, error) {
 	host, _ := os.Hostname()
 	p := &pair{dsn: dsn, listen: listen, secret: secret, clientID: cfg.Broker.ClientID, ttl: cfg.Outbox.LeaseTTL, now: time.Now,
 		owner: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:10])}
+	p.tombs = newTombReads(p)
 	if p.first, err = pgxpool.NewWithConfig(ctx, pc); err != nil {
 		return nil, p.fail("connecting", err)
 	}
@@ -431,15 +435,6 @@ func (l *pgLedger) abort(printer, id string) (*abortRecord, error) {
 }
 
 func (l *pgLedger) putAbort(r abortRecord) error { return l.put("abort", r.Printer, r.ID, r) }
-
-func (l *pgLedger) cancelled(printer, id string) (*cancelRecord, error) {
-	r := new(cancelRecord)
-	ok, err := l.get("cancel", printer, id, r)
-	if !ok || err != nil {
-		return nil, err
-	}
-	return r, nil
-}
 
 func (l *pgLedger) putCancel(r cancelRecord) error { return l.put("cancel", r.Printer, r.ID, r) }
 
