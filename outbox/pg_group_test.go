@@ -16,50 +16,54 @@ import (
 	"github.com/labelprinter/go-labelprinter/internal/pgtest"
 )
 
-// insertTracer counts the inserts of entries a pool sends and, once armed, holds the next
-// notification of new entries it sends until released: the batch that sends it stays in
-// flight, and the adds made meanwhile wait for the next batch.
+// insertTracer counts the inserts of entries a pool sends.
 type insertTracer struct {
-	mu       sync.Mutex
-	inserts  int
-	armed    bool
-	holding  chan struct{} // closed once a notification is held
-	released chan struct{}
-}
-
-func newInsertTracer() *insertTracer {
-	return &insertTracer{holding: make(chan struct{}), released: make(chan struct{})}
+	mu      sync.Mutex
+	inserts int
 }
 
 func (c *insertTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
-	c.mu.Lock()
 	if strings.Contains(d.SQL, "INSERT INTO labelprinter_outbox_entries") {
+		c.mu.Lock()
 		c.inserts++
-	}
-	hold := c.armed && strings.Contains(d.SQL, "pg_notify(c, p)")
-	if hold {
-		c.armed = false
-	}
-	c.mu.Unlock()
-	if hold {
-		close(c.holding)
-		<-c.released
+		c.mu.Unlock()
 	}
 	return ctx
 }
 
 func (c *insertTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-func (c *insertTracer) arm() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.armed = true
-}
-
 func (c *insertTracer) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.inserts
+}
+
+// holdID inserts id in queue in a transaction it leaves open: an insert of the same ID waits
+// for its end, and with it the batch that carries it.
+func holdID(t *testing.T, dsn, queue, id string) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO labelprinter_outbox_entries (queue, id, printer, kind, expire_after, state)
+		VALUES ($1, $2, 'p', 'printJob', 1, 'pending')`, queue, id); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// waitLockWaiters waits until n of the server's sessions wait for a lock.
+func waitLockWaiters(t *testing.T, dsn string, n int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d inserts waiting for a lock", n), func() bool { return lockWaiters(t, dsn) == n })
 }
 
 // groupQueues opens n queues q0.. on dsn sharing one listener, each pool traced by tr; the
@@ -122,7 +126,7 @@ func countRows(t *testing.T, dsn, queue, id string) int {
 // the same wait with the first's entry (it goes in a batch of its own, after).
 func TestPostgresAddsShareStatement(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	tr := newInsertTracer()
+	tr := &insertTracer{}
 	obs := groupQueues(t, dsn, dsn, 3, tr)
 	job := labelprinter.PrintJob{LabelName: "L", Copies: 1}
 	ctx := context.Background()
@@ -130,9 +134,9 @@ func TestPostgresAddsShareStatement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.arm()
+	tx := holdID(t, dsn, "q0", "first")
 	first := enqueueAsync(ctx, obs[0], Intent{ID: "first", Printer: "p", Job: job})
-	<-tr.holding
+	waitLockWaiters(t, dsn, 1)
 	before := tr.count()
 	type add struct {
 		ob *Outbox
@@ -144,7 +148,9 @@ func TestPostgresAddsShareStatement(t *testing.T) {
 		answers = append(answers, enqueueAsync(ctx, a.ob, Intent{ID: a.id, Printer: "p", Job: job}))
 		waitQueued(t, obs[0], i+1)
 	}
-	close(tr.released)
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if r := <-first; r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -186,13 +192,13 @@ func TestPostgresAddBatchLost(t *testing.T) {
 	}
 	proxy := faultproxy.Start(t, u.Host)
 	u.Host = proxy.Addr()
-	tr := newInsertTracer()
+	tr := &insertTracer{}
 	obs := groupQueues(t, u.String(), dsn, 3, tr)
 	job := labelprinter.PrintJob{LabelName: "L", Copies: 1}
 	ctx := context.Background()
-	tr.arm()
+	tx := holdID(t, dsn, "q0", "first")
 	first := enqueueAsync(ctx, obs[0], Intent{ID: "first", Printer: "p", Job: job})
-	<-tr.holding
+	waitLockWaiters(t, dsn, 1)
 	ids := []string{"a", "b", "c"}
 	var answers []chan addResult
 	for i, id := range ids {
@@ -200,7 +206,9 @@ func TestPostgresAddBatchLost(t *testing.T) {
 		waitQueued(t, obs[0], i+1)
 	}
 	cut := proxy.SetAfter([]byte("INSERT INTO labelprinter_outbox_entries"), faultproxy.Reset)
-	close(tr.released)
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if r := <-first; r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -210,7 +218,11 @@ func TestPostgresAddBatchLost(t *testing.T) {
 			t.Errorf("Enqueue %q in a batch whose answer was lost: %v, want an error saying it may or may not be stored", ids[i], r.err)
 		}
 	}
-	<-cut
+	select {
+	case <-cut:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no insert went out after the held one")
+	}
 	proxy.Set(faultproxy.Pass)
 	for i, id := range ids {
 		// A pool's connections that the reset cut fail their next use, saying nothing was
@@ -236,29 +248,13 @@ func TestPostgresAddBatchLost(t *testing.T) {
 // batch's outcome decides: here the batch commits, and the entry is there.
 func TestPostgresAddEndedInBatch(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	obs := groupQueues(t, dsn, dsn, 3, newInsertTracer())
+	obs := groupQueues(t, dsn, dsn, 3, &insertTracer{})
 	job := labelprinter.PrintJob{LabelName: "L", Copies: 1}
 	ctx := context.Background()
 	// Two transactions hold IDs of q0 uncommitted: an insert of either waits for its end.
-	hold := func(id string) pgx.Tx {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close(context.Background()) })
-		tx, err := conn.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO labelprinter_outbox_entries (queue, id, printer, kind, expire_after, state)
-			VALUES ('q0', $1, 'p', 'printJob', 1, 'pending')`, id); err != nil {
-			t.Fatal(err)
-		}
-		return tx
-	}
-	tx0, tx1 := hold("h0"), hold("h1")
+	tx0, tx1 := holdID(t, dsn, "q0", "h0"), holdID(t, dsn, "q0", "h1")
 	first := enqueueAsync(ctx, obs[0], Intent{ID: "h0", Printer: "p", Job: job})
-	waitFor(t, "the first insert waiting for a lock", func() bool { return lockWaiters(t, dsn) == 1 })
+	waitLockWaiters(t, dsn, 1)
 	second := enqueueAsync(ctx, obs[0], Intent{ID: "h1", Printer: "p", Job: job})
 	waitQueued(t, obs[0], 1)
 	flyCtx, flyEnd := context.WithCancel(ctx)
@@ -280,7 +276,7 @@ func TestPostgresAddEndedInBatch(t *testing.T) {
 	if r := <-first; r.err != nil {
 		t.Fatal(r.err)
 	}
-	waitFor(t, "the second batch waiting for a lock", func() bool { return lockWaiters(t, dsn) == 1 })
+	waitLockWaiters(t, dsn, 1) // the second batch's
 	flyEnd()
 	select {
 	case r := <-flying:
