@@ -288,7 +288,8 @@ func benchCommandsVia(b *testing.B, printers int, every time.Duration, postgres,
 // commands on the bridge's own topics (via=topics) and as Sparkplug DCMDs to its edge node
 // (via=sparkplug), with the same outboxes (bbolt files). Both runs have the node on, so the
 // bridge's work beside the commands (births, DDATA of the outbox counts and outcomes) is the
-// same.
+// same, and the test's host, which decodes every message the node publishes, subscribes to
+// those alone: it hears neither side's commands.
 //
 //	go test -run '^$' -bench 'Commands16Sparkplug' -benchtime 1000x -count 3 ./mqttbridge
 //
