@@ -28,6 +28,9 @@ type readmeSession struct {
 
 var readmeSessions = []readmeSession{
 	{readme: "README.md", first: "$ cat medium.json"},
+	{readme: "README.md", first: "$ cat box.json"},
+	{readme: "README.md", first: "$ labelctl labels lint pallet.json"},
+	{readme: "README.md", first: "$ labelctl labels preview --file pallet.json -o pallet.png"},
 	{readme: "README.md", first: "$ labelctl print job --lable MEDIUM"},
 	{readme: "../../outbox/README.md", first: "$ export LABELPRINTER_URL=http://127.0.0.1:8641 LABELPRINTER_PRINTER=line1",
 		sim: "http://127.0.0.1:8641", off: "http://127.0.0.1:8699"},
