@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/png"
 	"net"
 	"os"
 	"os/exec"
@@ -12,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/labelprinter/go-labelprinter/printersim"
+	"github.com/spf13/pflag"
 )
 
 // readmeSession is a session of a README that runs offline, named by its first line. The
@@ -24,6 +28,12 @@ type readmeSession struct {
 	sim string
 	// off is an address the session uses for a printer that is off: nothing listens there.
 	off string
+	// press is the printer of the README's last "labelctl sim" that a person presses the
+	// trigger of once, while the session's command says it is waiting for labels.
+	press string
+	// files are the files the session uses that the README cannot show (an image), written
+	// before it starts.
+	files map[string][]byte
 }
 
 var readmeSessions = []readmeSession{
@@ -32,8 +42,24 @@ var readmeSessions = []readmeSession{
 	{readme: "README.md", first: "$ labelctl labels lint pallet.json"},
 	{readme: "README.md", first: "$ labelctl labels preview --file pallet.json -o pallet.png"},
 	{readme: "README.md", first: "$ labelctl print job --lable MEDIUM"},
+	{readme: "README.md", first: "$ labelctl print job --label MEDIUM --copies 3 --wait --wait-timeout 3s", press: "line1"},
+	{readme: "README.md", first: "$ labelctl sim --addr 127.0.0.1:8634 --require-content-length", files: map[string][]byte{"logo.png": logoPNG()}},
 	{readme: "../../outbox/README.md", first: "$ export LABELPRINTER_URL=http://127.0.0.1:8641 LABELPRINTER_PRINTER=line1",
 		sim: "http://127.0.0.1:8641", off: "http://127.0.0.1:8699"},
+}
+
+// logoPNG is a 40 by 40 grey PNG stored without compression, so that its length, which the
+// README prints, does not change with the encoder's compression.
+func logoPNG() []byte {
+	img := image.NewGray(image.Rect(0, 0, 40, 40))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i * 7)
+	}
+	var b bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&b, img); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
 }
 
 // closedAddr returns a loopback URL where nothing listens.
@@ -49,8 +75,10 @@ func closedAddr(t *testing.T) string {
 
 // TestREADMESessions runs the README's offline sessions as written: each "$ labelctl ..."
 // line in process, "$ export" into the environment, "$ cat FILE" as the file the session uses
-// (what the README shows is what the test writes), and "$ labelctl sim" as the simulator the
-// session talks to. Each command's output and exit code ("(exit N)", else 0) must be the
+// (what the README shows is what the test writes), "$ cat FILE | labelctl ..." with the file
+// as stdin (a pipe: its length unknown), $(stat -c %s FILE) as the file's length, and
+// "$ labelctl sim FLAGS" as the simulator the session talks to, started with those flags
+// (one the README shows refused runs as the command it is). Each command's output and exit code ("(exit N)", else 0) must be the
 // README's, with the simulator's address and the times of day read as they come.
 func TestREADMESessions(t *testing.T) {
 	wd, err := os.Getwd()
@@ -60,7 +88,9 @@ func TestREADMESessions(t *testing.T) {
 	times := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\b\d\d:\d\d:\d\d\b`)
 	dirs := map[string]string{}
 	envs := map[string]map[string]string{}
-	urls := map[string]map[string]string{} // each README's host:port to the test's
+	urls := map[string]map[string]string{}  // each README's host:port to the test's
+	sims := map[string]*printersim.Server{} // each README's last "labelctl sim"
+	stat := regexp.MustCompile(`\$\(stat -c %s (\S+)\)`)
 	for _, ses := range readmeSessions {
 		first := ses.first
 		readme, err := os.ReadFile(filepath.Join(wd, ses.readme))
@@ -76,6 +106,11 @@ func TestREADMESessions(t *testing.T) {
 			srv := startSim(t)
 			addrs[hostPort(ses.sim)] = hostPort(srv.URL)
 			cli(t, context.Background(), map[string]string{"LABELPRINTER_URL": srv.URL}, `{"format":3}`, "labels", "put", "MEDIUM", "-").ok(t)
+		}
+		for name, data := range ses.files {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if ses.off != "" {
 			addrs[hostPort(ses.off)] = hostPort(closedAddr(t))
@@ -121,7 +156,28 @@ func TestREADMESessions(t *testing.T) {
 			if c, _, ok := strings.Cut(cmd, "   #"); ok { // a comment for the reader
 				cmd = strings.TrimSpace(c)
 			}
-			args := strings.Fields(toTest(cmd))
+			// run is the command as the test runs it, with $(stat -c %s FILE) read and
+			// "cat FILE |" as stdin; errors name cmd, as the README has it.
+			run := stat.ReplaceAllStringFunc(cmd, func(m string) string {
+				fi, err := os.Stat(filepath.Join(dir, stat.FindStringSubmatch(m)[1]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return strconv.FormatInt(fi.Size(), 10)
+			})
+			stdin := ""
+			if c, rest, ok := strings.Cut(run, " | "); ok { // cat FILE | labelctl ...
+				f := strings.Fields(c)
+				if len(f) != 2 || f[0] != "cat" {
+					t.Fatalf("%q: the test pipes only cat FILE", cmd)
+				}
+				b, err := os.ReadFile(filepath.Join(dir, f[1]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				stdin, run = string(b), rest
+			}
+			args := strings.Fields(toTest(run))
 			runEnv := env
 			if k, v, ok := strings.Cut(args[0], "="); ok && !strings.Contains(k, "/") { // K=V command
 				runEnv = map[string]string{k: v}
@@ -154,18 +210,20 @@ func TestREADMESessions(t *testing.T) {
 					t.Errorf("%s:\nexit %d, printed\n%s\n%s says exit %d and\n%s", cmd, ec, got, ses.readme, code, w)
 				}
 				continue
-			case len(args) > 1 && args[0] == "labelctl" && args[1] == "sim":
-				var printers []string
-				for i, a := range args {
-					if a == "--printers" && i+1 < len(args) {
-						printers = strings.Split(args[i+1], ",")
-					}
+			case len(args) > 1 && args[0] == "labelctl" && args[1] == "sim" && code == 0: // a refused one runs below
+				// The simulator the README starts, with its flags, at an address of the test's.
+				var f printersim.Flags
+				fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
+				f.Register(fs)
+				if err := fs.Parse(args[2:]); err != nil {
+					t.Fatalf("%s: %v", cmd, err)
 				}
-				for i, a := range args {
-					if a == "--addr" && i+1 < len(args) {
-						addrs[args[i+1]] = hostPort(startSim(t, printersim.WithPrinters(printers...)).URL)
-					}
+				opts, printers, err := f.Options()
+				if err != nil {
+					t.Fatalf("%s: %v", cmd, err)
 				}
+				sims[ses.readme] = startSim(t, append(opts, printersim.WithPrinters(printers...), printersim.WithProcessingDelay(0))...)
+				addrs[f.Addr] = hostPort(sims[ses.readme].URL)
 				continue
 			case args[0] != "labelctl":
 				t.Fatalf("%q: the test runs labelctl, export and cat only", cmd)
@@ -173,7 +231,19 @@ func TestREADMESessions(t *testing.T) {
 			for k, v := range runEnv {
 				runEnv[k] = toTest(v)
 			}
-			r := cli(t, context.Background(), runEnv, "", args[1:]...)
+			var r result
+			if ses.press != "" {
+				// The person at the line presses the trigger once the command waits.
+				out, errOut, done := background(context.Background(), runEnv, args[1:]...)
+				waitFor(t, errOut, "waiting for")
+				if _, err := sims[ses.readme].Sim.PressTrigger(ses.press); err != nil {
+					t.Fatal(err)
+				}
+				code := <-done
+				r = result{code, out.String(), errOut.String()}
+			} else {
+				r = cli(t, context.Background(), runEnv, stdin, args[1:]...)
+			}
 			got := times.ReplaceAllString(toREADME(strings.TrimSuffix(r.stdout+r.stderr, "\n")), "TIME")
 			w := times.ReplaceAllString(strings.Join(want, "\n"), "TIME")
 			if r.code != code || got != w {
