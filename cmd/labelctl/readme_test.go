@@ -13,9 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/labelprinter/go-labelprinter/printersim"
-	"github.com/spf13/pflag"
 )
 
 // readmeSession is a session of a README that runs offline, named by its first line. The
@@ -28,8 +25,8 @@ type readmeSession struct {
 	sim string
 	// off is an address the session uses for a printer that is off: nothing listens there.
 	off string
-	// press is the printer of the README's last "labelctl sim" that a person presses the
-	// trigger of once, while the session's command says it is waiting for labels.
+	// press is the printer of the README's last "labelctl sim" that is triggered once (as a
+	// product passing the line would), while the session's command says it is waiting.
 	press string
 	// files are the files the session uses that the README cannot show (an image), written
 	// before it starts.
@@ -77,8 +74,9 @@ func closedAddr(t *testing.T) string {
 // line in process, "$ export" into the environment, "$ cat FILE" as the file the session uses
 // (what the README shows is what the test writes), "$ cat FILE | labelctl ..." with the file
 // as stdin (a pipe: its length unknown), $(stat -c %s FILE) as the file's length, and
-// "$ labelctl sim FLAGS" as the simulator the session talks to, started with those flags
-// (one the README shows refused runs as the command it is). Each command's output and exit code ("(exit N)", else 0) must be the
+// "$ labelctl sim FLAGS" as labelctl sim itself, with those flags at an address of the
+// test's, whose lines until it serves must be the README's (one the README shows refused runs
+// as any other command). Each command's output and exit code ("(exit N)", else 0) must be the
 // README's, with the simulator's address and the times of day read as they come.
 func TestREADMESessions(t *testing.T) {
 	wd, err := os.Getwd()
@@ -88,8 +86,8 @@ func TestREADMESessions(t *testing.T) {
 	times := regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\b\d\d:\d\d:\d\d\b`)
 	dirs := map[string]string{}
 	envs := map[string]map[string]string{}
-	urls := map[string]map[string]string{}  // each README's host:port to the test's
-	sims := map[string]*printersim.Server{} // each README's last "labelctl sim"
+	urls := map[string]map[string]string{} // each README's host:port to the test's
+	sims := map[string]string{}            // each README's last "labelctl sim", its URL
 	stat := regexp.MustCompile(`\$\(stat -c %s (\S+)\)`)
 	for _, ses := range readmeSessions {
 		first := ses.first
@@ -211,19 +209,32 @@ func TestREADMESessions(t *testing.T) {
 				}
 				continue
 			case len(args) > 1 && args[0] == "labelctl" && args[1] == "sim" && code == 0: // a refused one runs below
-				// The simulator the README starts, with its flags, at an address of the test's.
-				var f printersim.Flags
-				fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
-				f.Register(fs)
-				if err := fs.Parse(args[2:]); err != nil {
-					t.Fatalf("%s: %v", cmd, err)
+				// The simulator the README starts, with its flags, at an address of the test's;
+				// what it prints until it serves must be the README's.
+				simArgs, readmeAddr := append([]string(nil), args[1:]...), ""
+				for i := range simArgs {
+					if simArgs[i] == "--addr" && i+1 < len(simArgs) {
+						readmeAddr, simArgs[i+1] = simArgs[i+1], "127.0.0.1:0"
+					}
 				}
-				opts, printers, err := f.Options()
-				if err != nil {
-					t.Fatalf("%s: %v", cmd, err)
+				ctx, stop := context.WithCancel(context.Background())
+				out, errOut, done := background(ctx, nil, simArgs...)
+				t.Cleanup(func() {
+					stop()
+					if code := <-done; code != 0 {
+						t.Errorf("%s exited %d: %s", cmd, code, errOut.String())
+					}
+				})
+				waitFor(t, out, "\ntry: ")
+				waitFor(t, out, " --watch\n")
+				m := regexp.MustCompile(`at http://(\S+) `).FindStringSubmatch(out.String())
+				if m == nil || readmeAddr == "" {
+					t.Fatalf("%s printed %q", cmd, out.String())
 				}
-				sims[ses.readme] = startSim(t, append(opts, printersim.WithPrinters(printers...), printersim.WithProcessingDelay(0))...)
-				addrs[f.Addr] = hostPort(sims[ses.readme].URL)
+				addrs[readmeAddr], sims[ses.readme] = m[1], "http://"+m[1]
+				if got, w := toREADME(strings.TrimSuffix(out.String()+errOut.String(), "\n")), strings.Join(want, "\n"); got != w {
+					t.Errorf("%s:\nprinted\n%s\n%s says\n%s", cmd, got, ses.readme, w)
+				}
 				continue
 			case args[0] != "labelctl":
 				t.Fatalf("%q: the test runs labelctl, export and cat only", cmd)
@@ -236,9 +247,7 @@ func TestREADMESessions(t *testing.T) {
 				// The person at the line presses the trigger once the command waits.
 				out, errOut, done := background(context.Background(), runEnv, args[1:]...)
 				waitFor(t, errOut, "waiting for")
-				if _, err := sims[ses.readme].Sim.PressTrigger(ses.press); err != nil {
-					t.Fatal(err)
-				}
+				cli(t, context.Background(), nil, "", "--url", sims[ses.readme], "--printer", ses.press, "print", "trigger").ok(t)
 				code := <-done
 				r = result{code, out.String(), errOut.String()}
 			} else {
