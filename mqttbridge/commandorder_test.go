@@ -14,6 +14,7 @@ import (
 // printJob and a trigger for p2 sent after both are sent while p1's abortPrint is still in
 // flight, not after it.
 func TestAbortPrintHoldsUpOnlyItsPrinter(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	eachBroker(t, func(t *testing.T, bk testBroker) {
 		ap := startAbortPlant(t, "p1", "p2")
 		w := watch(t, bk.URL(), prefix+"/#")

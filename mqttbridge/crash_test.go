@@ -64,6 +64,7 @@ func childMain() (int, bool) {
 // the end no command reached the printer twice, every command is in the outbox as sent or
 // unknown, and unknown ones are at most one per kill and printer.
 func TestCrashRecovery(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	if testing.Short() {
 		t.Skip("starts and kills child processes")
 	}

@@ -258,6 +258,7 @@ func testCancelBeforeItsJob(t *testing.T, r *rig) {
 // a later start publishes it no more, since the broker's taking it was marked. With a state
 // directory and with a pair's PostgreSQL, on both brokers.
 func TestFinalResultPublishedAgain(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	if testing.Short() {
 		t.Skip("starts and kills child processes")
 	}

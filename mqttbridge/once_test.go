@@ -417,6 +417,7 @@ var matrixKinds = []matrixKind{
 // printer's journal shows the command's effect once, the redelivery is answered, the command
 // is executed (queued or done) at most once, and every answer agrees with the journal.
 func TestRedeliveryMatrix(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	if testing.Short() {
 		t.Skip("starts and kills child processes")
 	}

@@ -54,6 +54,7 @@ func onlineOf(t *testing.T, w *watcher) OnlineState {
 // undisturbed: it connects once and prints each command once. Before, the second took the
 // session from the first again and again and both printed the commands.
 func TestSecondBridgeRefused(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	eachBroker(t, func(t *testing.T, bk testBroker) {
 		pl := startPlant(t, "line1")
 		w := watch(t, bk.URL(), prefix+"/#")
@@ -147,6 +148,7 @@ func (h *holder) die() { _ = h.conn.Close() }
 // starts is followed by its Will, and the bridge starts; a plain "online", as versions without
 // an instance published it, is refused as a live bridge. Both brokers.
 func TestOnlineHeldByTheDeadOrTheOld(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	eachBroker(t, func(t *testing.T, bk testBroker) {
 		pl := startPlant(t, "line1")
 		w := watch(t, bk.URL(), prefix+"/#")
@@ -226,6 +228,7 @@ func testPairOnlineRefused(t *testing.T, bk testBroker, dsn string) {
 // or taken over, and the other bridges on, printing each later command once. Before, the two
 // took the session from each other until stopped and printed commands twice.
 func TestTwoBridgesOneClientID(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	eachBroker(t, func(t *testing.T, bk testBroker) {
 		pl := startPlant(t, "line1")
 		w := watch(t, bk.URL(), prefix+"/#")

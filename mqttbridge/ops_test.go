@@ -88,6 +88,7 @@ func TestStatusCountersAndOffline(t *testing.T) {
 // bridge reconnects, subscribes again and publishes online, status and counters, unchanged
 // as they are.
 func TestBrokerRestart(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	eachBroker(t, func(t *testing.T, bk testBroker) {
 		pl := startPlant(t, "line1")
 		w := watch(t, bk.URL(), prefix+"/#")

@@ -17,7 +17,8 @@ import (
 //
 // The limit (RLIMIT_FSIZE) is the test process's own for a few seconds: nothing else here
 // writes a file meanwhile (the broker, the printer and the bridge's logs live in memory), and
-// SIGXFSZ is ignored so a write past it fails instead of killing the process.
+// SIGXFSZ is ignored so a write past it fails instead of killing the process. Hence these
+// tests never run in parallel: another test's outbox would fail its writes too.
 func TestOutboxWriteFailureRetried(t *testing.T) {
 	pl := startPlant(t, "line1")
 	bk := newEmbedded(t)

@@ -17,6 +17,7 @@ import (
 // and the printer receives the abortPrint at most once, which it would not with a ledger file
 // of each bridge's own. A printJob after it is sent, once.
 func TestPairSharedLedger(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	if testing.Short() {
 		t.Skip("starts and kills child processes")
 	}

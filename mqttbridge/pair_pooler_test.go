@@ -19,6 +19,7 @@ import (
 // password_file giving both DSNs the password), 25 printJobs sent at once are each answered
 // queued and sent, the listening connection logged in with the file's password.
 func TestPairBehindPooler(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	pooled, direct := pgtest.Pooler(t).NewDatabase(t)
 	var bk testBroker
 	if bin := mosquittoBin(t); bin != "" {

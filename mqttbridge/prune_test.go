@@ -9,6 +9,7 @@ import (
 // and its id kept: the same command again is answered duplicate with current pruned, and the
 // printer sees it once.
 func TestPruneOnSchedule(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	pl := startPlant(t, "line1")
 	bk := startTestBroker(t)
 	w := watch(t, bk.URL(), "#")

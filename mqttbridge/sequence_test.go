@@ -56,6 +56,7 @@ type seqRun struct {
 }
 
 func TestCommandSequences(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	if testing.Short() {
 		t.Skip("starts and kills child processes")
 	}

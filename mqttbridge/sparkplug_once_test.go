@@ -79,6 +79,7 @@ func (s *spbRig) write(kind string) {
 // retry is answered, the command is executed (queued or done) at most once, and every answer
 // agrees with the journal.
 func TestSparkplugRedeliveryMatrix(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	if testing.Short() {
 		t.Skip("starts and kills child processes")
 	}

@@ -221,6 +221,7 @@ func (h *tahuHost) answered(id string, states ...string) bool {
 // three while no bridge runs) and its restart, until each is answered and once more: the
 // simulator prints each id at most once, and once for every one answered sent.
 func TestSparkplugTahuHost(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	if testing.Short() {
 		t.Skip("starts a bridge process, node and mosquitto")
 	}

@@ -612,6 +612,7 @@ func TestSparkplugResultsBounded(t *testing.T) {
 // to the next one) and is born again from seq 0. The host, whose connection the restart ends
 // too, asks for a Rebirth until it hears an NBIRTH, which carries the connection's bdSeq.
 func TestSparkplugBrokerRestart(t *testing.T) {
+	t.Parallel() // it mostly waits, on a broker, printers and state of its own
 	eachBroker(t, func(t *testing.T, bk testBroker) {
 		pl := startPlant(t, "p1")
 		h := newSpbHost(t, bk.URL(), "plant1")
