@@ -411,6 +411,22 @@ var matrixKinds = []matrixKind{
 	},
 }
 
+// raceSubset says whether the case of kind i at point j (of n) of a matrix runs: always in a
+// plain run, which runs every case; under the race detector, which needs each code path once
+// rather than every case, each kind at one point per broker, the point moving on with the
+// kind and differing between the brokers, so that every kind and every point is still run
+// (a third of the bridge's matrix, a quarter of the Sparkplug one).
+func raceSubset(bk testBroker, i, j, n int) bool {
+	if !raceDetector {
+		return true
+	}
+	shift := 0
+	if _, embedded := bk.(*embeddedBroker); !embedded {
+		shift = n / 2
+	}
+	return (i+shift)%n == j
+}
+
 // TestRedeliveryMatrix: for each command kind, the bridge process is killed (SIGKILL) at each
 // point of its handling — before the commit, after the commit before the result, after the
 // result before the PUBACK — and the broker redelivers the command to the next process. The
@@ -422,8 +438,12 @@ func TestRedeliveryMatrix(t *testing.T) {
 		t.Skip("starts and kills child processes")
 	}
 	eachBroker(t, func(t *testing.T, bk testBroker) {
-		for _, mk := range matrixKinds {
-			for _, point := range []string{crashBeforeCommit, crashAfterCommit, crashAfterResult} {
+		points := []string{crashBeforeCommit, crashAfterCommit, crashAfterResult}
+		for i, mk := range matrixKinds {
+			for j, point := range points {
+				if !raceSubset(bk, i, j, len(points)) {
+					continue
+				}
 				t.Run(mk.kind+"/"+point, func(t *testing.T) {
 					testRedelivery(t, bk, mk, point)
 				})
