@@ -237,6 +237,7 @@ func (p *killPlan) onJob(_ string, serve func()) bool {
 // one Unknown without it reaching the printer). A third of the runs also start a timer that
 // may kill sooner, at a random moment (during Open, Enqueue, a commit).
 func TestCrashRecovery(t *testing.T) {
+	t.Parallel() // it mostly waits, on a simulator, processes and a schema or server of its own
 	const crashKills = 24
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 0x6f7574626f78))

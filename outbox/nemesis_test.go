@@ -74,6 +74,7 @@ func defaultNemesisParams() nemesisParams {
 // TestNemesisPostgres runs the nemesis on the fixed seeds (or NEMESIS_SEED, or random seeds
 // for NEMESIS_TIME).
 func TestNemesisPostgres(t *testing.T) {
+	t.Parallel() // it mostly waits, on a simulator, processes and a schema or server of its own
 	if testing.Short() {
 		t.Skip("a fault schedule of several seconds per seed")
 	}

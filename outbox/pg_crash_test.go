@@ -88,6 +88,7 @@ func startPGRunner(t *testing.T, dsn, url string) *pgRunner {
 // every one is settled (Sent, or Unknown: at most one per lane a killed runner held), and
 // each printer receives each producer's intents in the order they were enqueued.
 func TestPostgresCrashRunners(t *testing.T) {
+	t.Parallel() // it mostly waits, on a simulator, processes and a schema or server of its own
 	if testing.Short() {
 		t.Skip("a crash test of a few seconds")
 	}
@@ -267,6 +268,7 @@ func TestPostgresCrashRunners(t *testing.T) {
 // runner goes on, its answer changes nothing and it sends nothing more: every job reaches the
 // printer once.
 func TestPostgresPausedRunner(t *testing.T) {
+	t.Parallel() // it mostly waits, on a simulator, processes and a schema or server of its own
 	dsn := pgtest.DSN(t)
 	srv, rec := startSim(t, nil)
 	openPG(t, dsn, pgCrashQueue, nil).Close()

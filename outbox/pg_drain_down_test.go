@@ -14,6 +14,7 @@ import (
 // down it returns the database's error (without the password) once nothing is in flight,
 // instead of waiting for the database until its context ends, as Run does.
 func TestPostgresDrainDatabaseDown(t *testing.T) {
+	t.Parallel() // it mostly waits, on a simulator, processes and a schema or server of its own
 	srvPG := pgtest.Own(t)
 	const pw = "Drain-pw-7"
 	srv, rec := startSim(t, nil)

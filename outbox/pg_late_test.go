@@ -18,6 +18,7 @@ import (
 // another Run sent it again. The late answer is the first attempt's: it leaves the second
 // attempt's Sending, and that attempt's outcome, alone.
 func TestPostgresLateOutcomeAfterResend(t *testing.T) {
+	t.Parallel() // it mostly waits, on a simulator, processes and a schema or server of its own
 	dsn := pgtest.DSN(t)
 	a := openPG(t, dsn, "q", nil)
 	b := openPG(t, dsn, "q", nil)
