@@ -245,7 +245,8 @@ type Outbox struct {
 	lanes    map[string]*lane
 	expiry   itemHeap
 	running  bool
-	closeReq bool // Close was called
+	stopping atomic.Bool // the Run is ending: no delivery starts, nor goes on to the next entry
+	closeReq bool        // Close was called
 	wake     chan struct{}
 	closing  chan struct{}
 	runDone  chan struct{} // closed when the current Run returns; nil when none runs

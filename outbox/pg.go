@@ -720,50 +720,73 @@ func (s *pgStore) begin(ctx context.Context, it *item, _ time.Time, f func(*reco
 	return rec, nil
 }
 
-// claimSQL is begin's statement. The lane's UPDATE runs first (h reads its result) and locks
-// the lane's row, so the entries' locks are taken after it, as take takes them. h locks the
-// head of the lane's open entries; e changes it when it is the claimed entry, still Pending
-// (checked again on the row as it is once locked). The statement returns one row: whether the
-// lane was renewed, and the entry as e left it (NULLs when e changed nothing).
-const claimSQL = `WITH l AS (
-	UPDATE labelprinter_outbox_lanes SET in_flight = $3, lease_until = now() + $5 * interval '1 microsecond'
-		WHERE queue = $1 AND printer = $2 AND owner = $4 AND lease_until > now() RETURNING 1
-), h AS (
+// pgClaimHead is the part of a claim that takes the head: h locks the head of the lane's
+// open entries, read past the entry $6 (the one whose outcome the statement settles, which
+// its snapshot still has Sending; 0 for none), once l, the lane's UPDATE, has renewed the
+// lease; c changes the head when it is the claimed entry $3 and still Pending (checked again
+// on the row as it is once locked). h reads l, so the lane's row is locked before the
+// entries', as take locks them. Parameters: $1 the queue, $2 the printer, $3 the claimed
+// entry, $6 the entry settled.
+const pgClaimHead = `h AS (
 	SELECT seq AS head, state AS head_state FROM labelprinter_outbox_entries
-		WHERE queue = $1 AND printer = $2 AND state IN ('pending', 'sending') AND pruned IS NULL AND EXISTS (SELECT 1 FROM l)
+		WHERE queue = $1 AND printer = $2 AND state IN ('pending', 'sending') AND pruned IS NULL AND seq <> $6
+		AND EXISTS (SELECT 1 FROM l WHERE held)
 		ORDER BY seq LIMIT 1 FOR UPDATE
-), e AS (
+), c AS (
 	UPDATE labelprinter_outbox_entries x SET state = 'sending', attempts = x.attempts + 1,
 		updated = greatest(now(), x.updated + interval '1 microsecond')
 		FROM h WHERE x.queue = $1 AND x.seq = h.head AND h.head = $3 AND h.head_state = 'pending' AND x.state = 'pending'
 		RETURNING x.seq, x.id, x.printer, x.kind, x.job, x.expire_after, x.state, x.attempts, x.enqueued, x.updated, x.error, x.response
-)
-SELECT EXISTS (SELECT 1 FROM l), e.* FROM (VALUES (1)) AS one (n) LEFT JOIN e ON true`
+)`
+
+// claimSQL is begin's statement: the lane renewed while this Outbox ($4) holds its lease,
+// for $5 µs, and marked in flight, then pgClaimHead. It returns one row: whether the lane was
+// renewed, and the entry as c left it (NULLs when c changed nothing).
+const claimSQL = `WITH l AS (
+	UPDATE labelprinter_outbox_lanes SET in_flight = $3, lease_until = now() + $5 * interval '1 microsecond'
+		WHERE queue = $1 AND printer = $2 AND owner = $4 AND lease_until > now() RETURNING true AS held
+), ` + pgClaimHead + `
+SELECT EXISTS (SELECT 1 FROM l), c.* FROM (VALUES (1)) AS one (n) LEFT JOIN c ON true`
 
 // claimHead runs claimSQL for it.
 func (s *pgStore) claimHead(ctx context.Context, it *item) (rec *record, held bool, err error) {
-	var (
-		seq, expire         *int64
-		id, printer, kind   *string
-		job, state, errText *string
-		res                 *string
-		attempts            *int
-		enqueued, updated   *time.Time
-	)
-	err = s.db().QueryRow(ctx, claimSQL, s.queue, it.printer, int64(it.seq), s.owner, s.ttl.Microseconds()).
-		Scan(&held, &seq, &id, &printer, &kind, &job, &expire, &state, &attempts, &enqueued, &updated, &errText, &res)
-	if err != nil || seq == nil {
+	var c claimed
+	err = s.db().QueryRow(ctx, claimSQL, s.queue, it.printer, int64(it.seq), s.owner, s.ttl.Microseconds(), int64(0)).
+		Scan(append([]any{&held}, c.dest()...)...)
+	if err != nil {
 		return nil, held, err
 	}
-	r := record{Seq: uint64(*seq), ID: *id, Printer: *printer, Kind: *kind, ExpireAfter: time.Duration(*expire),
-		State: State(*state), Attempts: *attempts, Enqueued: enqueued.UTC(), Updated: updated.UTC(), Error: *errText}
-	if job != nil {
-		r.Job = json.RawMessage(*job)
+	return c.record(), held, nil
+}
+
+// claimed is what pgClaimHead's c returns, NULLs when it changed nothing.
+type claimed struct {
+	seq, expire         *int64
+	id, printer, kind   *string
+	job, state, errText *string
+	res                 *string
+	attempts            *int
+	enqueued, updated   *time.Time
+}
+
+func (c *claimed) dest() []any {
+	return []any{&c.seq, &c.id, &c.printer, &c.kind, &c.job, &c.expire, &c.state, &c.attempts, &c.enqueued, &c.updated, &c.errText, &c.res}
+}
+
+// record is the entry claimed, or nil.
+func (c *claimed) record() *record {
+	if c.seq == nil {
+		return nil
 	}
-	if res != nil {
-		r.Response = json.RawMessage(*res)
+	r := &record{Seq: uint64(*c.seq), ID: *c.id, Printer: *c.printer, Kind: *c.kind, ExpireAfter: time.Duration(*c.expire),
+		State: State(*c.state), Attempts: *c.attempts, Enqueued: c.enqueued.UTC(), Updated: c.updated.UTC(), Error: *c.errText}
+	if c.job != nil {
+		r.Job = json.RawMessage(*c.job)
 	}
-	return &r, held, nil
+	if c.res != nil {
+		r.Response = json.RawMessage(*c.res)
+	}
+	return r
 }
 
 // sameRule checks that f, given the entry as the claim found it (Pending, one attempt fewer),
@@ -803,6 +826,57 @@ func (s *pgStore) finish(ctx context.Context, r *record) error {
 	}
 	return s.fail(fmt.Sprintf("recording the outcome of %q (%s)", r.ID, r.State), err)
 }
+
+// finishBegin commits the outcome r as finish does and, in the same statement and round trip,
+// claims next as begin does: only when the outcome was committed, the lane's row still has r
+// in flight, and its lease is live, which renews it from this send. A lane whose lease ran out
+// is let go as finish lets it go, and next is left for begin.
+func (s *pgStore) finishBegin(ctx context.Context, r *record, next *item, f func(*record) bool) (rec *record, claimErr, err error) {
+	sent := time.Now() // the renewal below counts from here
+	var (
+		held *bool
+		c    claimed
+	)
+	err = s.db().QueryRow(ctx, finishClaimSQL, s.queue, r.Printer, int64(next.seq), s.owner, s.ttl.Microseconds(),
+		int64(r.Seq), string(r.State), r.Error, nullable(r.Response), r.Attempts).
+		Scan(append([]any{&r.Updated, &held}, c.dest()...)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, errLateOutcome
+	}
+	if err != nil {
+		return nil, nil, s.fail(fmt.Sprintf("recording the outcome of %q (%s) and claiming %q", r.ID, r.State, next.id), err)
+	}
+	s.expect(r)
+	if held != nil && *held {
+		s.leases.renewed(next.printer, sent)
+	}
+	rec = c.record()
+	if rec == nil {
+		return nil, nil, nil
+	}
+	s.expect(rec)
+	if err := sameRule(rec, f); err != nil {
+		return nil, s.fail(fmt.Sprintf("recording %q as sending", next.id), err), nil
+	}
+	return rec, nil, nil
+}
+
+// finishClaimSQL is finishBegin's statement: finish's (e, the outcome of entry $6 from its
+// attempt $10; l, the lane's in_flight let go, or set to the next entry $3 with the lease
+// renewed while it is live), then pgClaimHead for the next entry. e's row is changed before
+// c's, as l reads e and h reads l, so the listener hears the outcome before the next claim.
+// It returns no row when the outcome came too late; otherwise e's time, whether the lease was
+// renewed (NULL: the lane's row did not have the entry in flight) and c's entry.
+const finishClaimSQL = `WITH e AS (
+	UPDATE labelprinter_outbox_entries SET state = $7, error = $8, response = $9, updated = now()
+		WHERE queue = $1 AND seq = $6 AND state = 'sending' AND attempts = $10 RETURNING updated
+), l AS (
+	UPDATE labelprinter_outbox_lanes SET in_flight = CASE WHEN lease_until > now() THEN $3::bigint END,
+		lease_until = CASE WHEN lease_until > now() THEN now() + $5 * interval '1 microsecond' ELSE lease_until END
+		WHERE queue = $1 AND printer = $2 AND owner = $4 AND in_flight = $6 AND EXISTS (SELECT 1 FROM e)
+		RETURNING in_flight IS NOT NULL AS held
+), ` + pgClaimHead + `
+SELECT e.updated, (SELECT held FROM l), c.* FROM e LEFT JOIN c ON true`
 
 func finalNames() []string {
 	var out []string

@@ -209,9 +209,11 @@ func (o *Outbox) run(ctx context.Context, op string, drain bool) error {
 	if shared != nil {
 		defer o.leaveLanes(shared)
 	}
+	o.stopping.Store(false)
 	stop := func() {
 		if !stopping {
 			stopping = true
+			o.stopping.Store(true)      // and no delivery goes on to the next entry of its lane
 			ctxDone, closing = nil, nil // both stay ready; stop selecting them
 			grace = time.AfterFunc(settleGrace, cancelReqs)
 		}
@@ -518,7 +520,9 @@ func (o *Outbox) claim(certain func(printer string) bool) (ready []*item, next t
 }
 
 // deliver sends one claimed entry: it commits Sending (and the attempt), sends the printJob,
-// and commits what the answer makes of it. The returned error is a failure of the file only.
+// and commits what the answer makes of it. On a store that claims the next entry of the lane
+// with that outcome (chainStore) it goes on with that entry, and so on while the lane has one
+// due. The returned error is a failure of the file only.
 func (o *Outbox) deliver(ctx context.Context, it *item) error {
 	rec, err := o.store.begin(ctx, it, o.now().UTC().Round(0), beginRule)
 	skip := rec == nil
@@ -532,8 +536,18 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 		o.release(it, &gone)
 		return nil
 	}
-	o.logState(rec, false)
+	for {
+		o.logState(rec, false)
+		it, rec, err = o.deliverClaimed(ctx, it, rec)
+		if err != nil || it == nil {
+			return err
+		}
+	}
+}
 
+// deliverClaimed sends rec, the entry of it committed Sending, and commits its outcome; it
+// returns the lane's next entry and its record when it was claimed with that outcome.
+func (o *Outbox) deliverClaimed(ctx context.Context, it *item, rec *record) (*item, *record, error) {
 	var (
 		state      State
 		errText    string
@@ -565,18 +579,35 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 	final := *rec
 	final.State, final.Error, final.Response = state, errText, answer
 	final.Updated = o.now().UTC().Round(0)
-	err = o.store.finish(ctx, &final)
+	var (
+		next     *item
+		nextRec  *record
+		claimErr error
+		err      error
+	)
+	if cs, ok := o.store.(chainStore); ok && state.final() {
+		next = o.successor(it)
+		if next != nil {
+			nextRec, claimErr, err = cs.finishBegin(ctx, &final, next, beginRule)
+		}
+	}
+	if next == nil {
+		err = o.store.finish(ctx, &final)
+	}
 	if cut && err != nil && !errors.Is(err, errLateOutcome) {
 		err = o.finishCut(ctx, &final, err)
 	}
+	if err != nil && next != nil {
+		o.release(next, nil)
+	}
 	if errors.Is(err, errLateOutcome) {
 		o.lateOutcome(it, &final, written)
-		return nil
+		return nil, nil, nil
 	}
 	if err != nil {
 		// The file still says Sending, so a restart makes it Unknown; it must not be sent again.
 		o.release(it, &state)
-		return fmt.Errorf("outbox: recording the outcome of %q (%s): %w", it.id, state, err)
+		return nil, nil, fmt.Errorf("outbox: recording the outcome of %q (%s): %w", it.id, state, err)
 	}
 	if state == Pending && !cut { // a cut request waits for its lane's lease, not for the printer
 		o.mu.Lock()
@@ -584,9 +615,21 @@ func (o *Outbox) deliver(ctx context.Context, it *item) error {
 		it.due = o.now().Add(o.backoff(it.failures, retryAfter))
 		o.mu.Unlock()
 	}
-	o.release(it, &state)
+	if nextRec != nil {
+		o.handOver(it, next)
+	} else {
+		o.release(it, &state)
+	}
 	o.logState(&final, true)
-	return nil
+	if next != nil && nextRec == nil {
+		o.dirty.Store(true) // the lane was not renewed, or another entry comes first
+		o.release(next, nil)
+		if claimErr != nil {
+			return nil, nil, fmt.Errorf("outbox: recording %q as sending: %w", next.id, claimErr)
+		}
+		return nil, nil, nil
+	}
+	return next, nextRec, nil
 }
 
 // send makes the request rec's kind asks for.
