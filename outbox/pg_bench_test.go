@@ -170,10 +170,12 @@ func processCPU() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-// BenchmarkDeliveryPostgres is BenchmarkDelivery's outbox on a queue in PostgreSQL: the
-// claim (lane lock, head entry Sending) and the outcome, two transactions around each job.
+// BenchmarkDeliveryPostgres is BenchmarkDelivery's outbox on a queue in PostgreSQL: b.N
+// entries of one printer, all due, delivered by Drain one after the other. cpu-ms/op and
+// db-cpu-ms/op are the CPU per entry of this process (the simulator's included) and of the
+// server's processes, when the tests started the server.
 //
-//	go test -run '^$' -bench 'Delivery' -benchtime 2000x -count 6 ./outbox
+//	go test -run '^$' -bench 'DeliveryPostgres' -benchtime 2000x -count 6 ./outbox
 func BenchmarkDeliveryPostgres(b *testing.B) {
 	srv, _ := startSim(b, nil)
 	j := labelprinter.PrintJob{LabelName: "L", Queue: labelprinter.Ptr(false), Description: "benchmark"}
@@ -185,11 +187,18 @@ func BenchmarkDeliveryPostgres(b *testing.B) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	dbCPU := pgtest.Shared(b).CPU
 	b.ResetTimer()
+	cpu0 := processCPU()
+	db0, dbOK := dbCPU()
 	if err := ob.Drain(ctx); err != nil {
 		b.Fatal(err)
 	}
 	b.StopTimer()
+	b.ReportMetric(float64(processCPU()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+	if db1, ok := dbCPU(); ok && dbOK {
+		b.ReportMetric(float64(db1-db0)/float64(time.Millisecond)/float64(b.N), "db-cpu-ms/op")
+	}
 	if sent, _ := ob.List(Sent); len(sent) != b.N {
 		b.Fatalf("%d of %d sent", len(sent), b.N)
 	}
