@@ -46,8 +46,8 @@ func (c *claimTrace) counts() (claims, outcomes, outClaims int) {
 // TestPostgresOutcomeClaimsNext: a Run delivering a lane of five due entries on PostgreSQL
 // commits each outcome with the claim of the next entry, in one statement: one claim, four
 // outcomes that claim, one outcome alone, where each entry took a claim and an outcome
-// before. WithStateChange tells each entry's outcome before the next entry's Sending, and the
-// printer gets the five once each, in order.
+// before; Counts counts the five sent. WithStateChange tells each entry's outcome before the
+// next entry's Sending, and the printer gets the five once each, in order.
 func TestPostgresOutcomeClaimsNext(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	srv, rec := startSim(t, nil)
@@ -78,6 +78,10 @@ func TestPostgresOutcomeClaimsNext(t *testing.T) {
 	}
 	if got := rec.received(); !slices.Equal(got, ids) {
 		t.Errorf("the printer got %v, want %v", got, ids)
+	}
+	// The counts of final entries follow statements that settle one entry and claim another.
+	if c, err := ob.Counts(); err != nil || c["line1"][Sent] != len(ids) || len(c["line1"]) != 1 {
+		t.Errorf("Counts: %v, %v; want %d sent", c, err, len(ids))
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
