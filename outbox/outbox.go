@@ -553,8 +553,8 @@ func (o *Outbox) Unacknowledged() ([]Entry, error) {
 
 // Acknowledge takes each entry out of Unacknowledged while its state and attempts are still
 // those of its Ack, in one commit: an ack of a state the entry has left since, or of an entry
-// pruned since, changes nothing. A queue in PostgreSQL acknowledges them in one statement and
-// tells no WithStateChange of it: an acknowledgement is no change of the entry.
+// pruned since, changes nothing. A queue in PostgreSQL acknowledges them in one statement per
+// 1,000 acks and tells no WithStateChange of it: an acknowledgement is no change of the entry.
 func (o *Outbox) Acknowledge(acks ...Ack) error {
 	if len(acks) == 0 {
 		return nil

@@ -64,14 +64,33 @@ func (s *pgStore) unacknowledged(ctx context.Context) ([]*record, error) {
 	return out, nil
 }
 
-// pgAckTimeout bounds an acknowledgement's wait for the database: its caller tells the outcomes
-// again after a crash rather than wait on a server that does not answer, as one stopping does.
-const pgAckTimeout = 5 * time.Second
+// pgAckTimeout bounds each acknowledging statement's wait for the database: its caller tells
+// the outcomes again after a crash rather than wait on a server that does not answer, as one
+// stopping does. pgAckBatch bounds the acks of one statement, so that the bound holds for a
+// large call too (a bridge's first start on tables made before acknowledgements acknowledges
+// its whole settled history).
+const (
+	pgAckTimeout = 5 * time.Second
+	pgAckBatch   = 1000
+)
 
-// acknowledge marks, in one statement, each entry of acks that is still in the ack's state
-// and attempts and not pruned. Another transaction's change of the entry either commits
-// before (the entry is left as it is) or waits for this one (and leaves it unacknowledged).
+// acknowledge marks each entry of acks that is still in the ack's state and attempts and not
+// pruned, in statements of up to pgAckBatch acks. Another transaction's change of an entry
+// either commits before (the entry is left as it is) or waits for this one (and leaves it
+// unacknowledged).
 func (s *pgStore) acknowledge(ctx context.Context, acks []Ack) error {
+	for len(acks) > 0 {
+		n := min(len(acks), pgAckBatch)
+		if err := s.acknowledgeBatch(ctx, acks[:n]); err != nil {
+			return err
+		}
+		acks = acks[n:]
+	}
+	return nil
+}
+
+// acknowledgeBatch is one statement of acknowledge.
+func (s *pgStore) acknowledgeBatch(ctx context.Context, acks []Ack) error {
 	ctx, cancel := context.WithTimeout(ctx, pgAckTimeout)
 	defer cancel()
 	ids, states, attempts := make([]string, len(acks)), make([]string, len(acks)), make([]int32, len(acks))

@@ -79,7 +79,8 @@ func planUses(t testing.TB, dsn string) (bool, string) {
 // pending one, nor those acknowledged), and the same after the queue is opened again; an ack
 // of another state or attempts, or of an ID the queue does not hold, changes nothing; the
 // statement reads through the index of unacknowledged entries; and an acknowledgement is told
-// to no WithStateChange, here or in another Outbox of the queue. Before, the queue kept no
+// to no WithStateChange, here or in another Outbox of the queue; 1,103 entries acknowledged in
+// one call (more than one statement's) are all acknowledged. Before, the queue kept no
 // acknowledgements and returned every settled entry.
 func TestPostgresAcknowledged(t *testing.T) {
 	dsn := pgtest.DSN(t)
@@ -121,6 +122,24 @@ func TestPostgresAcknowledged(t *testing.T) {
 	}
 	if ok, plan := planUses(t, dsn); !ok {
 		t.Errorf("Unacknowledged's plan does not use the index:\n%s", plan)
+	}
+
+	// A history longer than one statement's acks, acknowledged in one call.
+	sqlExec(t, dsn, `INSERT INTO labelprinter_outbox_entries (queue, id, printer, kind, expire_after, state, error)
+		SELECT 'q', 'h' || i, 'p1', 'deselect', 1, 'expired', '' FROM generate_series(1, 1100) AS i`)
+	es, err := ob.Unacknowledged()
+	if err != nil || len(es) != 1103 {
+		t.Fatalf("Unacknowledged() with the history: %d entries, %v", len(es), err)
+	}
+	acks := make([]Ack, len(es))
+	for i, e := range es {
+		acks[i] = Ack{ID: e.ID, State: e.State, Attempts: e.Attempts}
+	}
+	if err := ob.Acknowledge(acks...); err != nil {
+		t.Fatal(err)
+	}
+	if got := unackedIDs(t, ob); len(got) != 0 {
+		t.Errorf("after acknowledging 1,103 entries in one call, %d are left: %.5v", len(got), got)
 	}
 }
 

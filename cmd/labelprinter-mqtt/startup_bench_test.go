@@ -34,7 +34,7 @@ import (
 // is indexed then, once.
 //
 //	go build -o /tmp/labelprinter-mqtt-before ./cmd/labelprinter-mqtt   # in a clone of the version before
-//	LABELPRINTER_MQTT_BASELINE=/tmp/labelprinter-mqtt-before go test -run '^$' -bench StartupSettled100k -benchtime 5x ./cmd/labelprinter-mqtt
+//	LABELPRINTER_MQTT_BASELINE=/tmp/labelprinter-mqtt-before go test -run '^$' -bench 'StartupSettled100k$' -benchtime 5x ./cmd/labelprinter-mqtt
 func BenchmarkStartupSettled100k(b *testing.B) {
 	bins := map[string]string{"this": filepath.Join(b.TempDir(), "labelprinter-mqtt")}
 	if out, err := exec.Command("go", "build", "-o", bins["this"], ".").CombinedOutput(); err != nil {
