@@ -490,12 +490,18 @@ func (l *pgLedger) putReports(marks map[string]string) error {
 	return nil
 }
 
+// dropReports forgets the marks of ids, 1,000 to a statement, each bounded by pgTimeout: the
+// first start of a version whose queue keeps the marks lets go of every mark the ledger held.
 func (l *pgLedger) dropReports(ids []string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
-	defer cancel()
-	_, err := l.p.db().Exec(ctx, `DELETE FROM labelprinter_mqtt_ledger WHERE queue = $1 AND kind = 'report' AND id = ANY($2)`, l.queue, ids)
-	if err != nil {
-		return l.p.fail("writing the ledger", err)
+	for len(ids) > 0 {
+		n := min(len(ids), 1000)
+		ctx, cancel := context.WithTimeout(context.Background(), pgTimeout)
+		_, err := l.p.db().Exec(ctx, `DELETE FROM labelprinter_mqtt_ledger WHERE queue = $1 AND kind = 'report' AND id = ANY($2)`, l.queue, ids[:n])
+		cancel()
+		if err != nil {
+			return l.p.fail("writing the ledger", err)
+		}
+		ids = ids[n:]
 	}
 	return nil
 }
