@@ -125,7 +125,9 @@ func BenchmarkStartupSettled100kPostgres(b *testing.B) {
 			}
 			startOnce(b, bins[name], cfg, bk.Addr()) // makes the tables; the ledger keeps marks from here
 			fillSettledPostgres(b, dsn, clientID+" "+mqttbridge.NormalizeURL(sim.URL), 100_000)
-			startOnce(b, bins[name], cfg, bk.Addr()) // the first start on them, not measured
+			// The first start on them, not measured: this version reads the whole history
+			// once then, and moves the ledger's marks into the queue, a statement per 1,000.
+			startOnceWithin(b, bins[name], cfg, bk.Addr(), 5*time.Minute)
 			var online, atOnline, peak float64
 			b.ResetTimer()
 			for range b.N {
@@ -177,6 +179,12 @@ func fillSettledPostgres(b *testing.B, dsn, queue string, n int) {
 // at addr, reads its peak RSS then and 2 s later, stops it with SIGTERM and waits for it.
 func startOnce(b *testing.B, bin, cfg, addr string) (toOnline time.Duration, rssOnline, rssPeak float64) {
 	b.Helper()
+	return startOnceWithin(b, bin, cfg, addr, 60*time.Second)
+}
+
+// startOnceWithin is startOnce with limit for the wait for online.
+func startOnceWithin(b *testing.B, bin, cfg, addr string, limit time.Duration) (toOnline time.Duration, rssOnline, rssPeak float64) {
+	b.Helper()
 	online := make(chan struct{}, 1)
 	cli := dialWatch(b, addr, func(p *paho.Publish) {
 		var s mqttbridge.OnlineState
@@ -198,10 +206,10 @@ func startOnce(b *testing.B, bin, cfg, addr string) (toOnline time.Duration, rss
 	select {
 	case <-online:
 		toOnline = time.Since(start)
-	case <-time.After(60 * time.Second):
+	case <-time.After(limit):
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		b.Fatalf("%s did not come online in 60 s:\n%s", bin, stderr.String())
+		b.Fatalf("%s did not come online in %v:\n%s", bin, limit, stderr.String())
 	}
 	rssOnline = peakRSS(b, cmd.Process.Pid)
 	time.Sleep(2 * time.Second)
