@@ -184,3 +184,66 @@ func TestPostgresCountsOldTables(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresCountsStatementTriggers: tables whose counts were kept by the statement
+// triggers of the version before (a trigger per statement on every insert, update and delete
+// of entries) have them replaced by the row triggers at open, and their counts made anew:
+// afterwards no statement trigger is left on the entries and Counts equals a count of the
+// whole table, then and after a change. Before, an open that found the table of counts
+// changed nothing.
+func TestPostgresCountsStatementTriggers(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	first := openPG(t, dsn, "q", nil)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sqlExec(t, dsn, `DROP TRIGGER IF EXISTS labelprinter_outbox_counted_insert ON labelprinter_outbox_entries;
+		DROP TRIGGER IF EXISTS labelprinter_outbox_counted_update ON labelprinter_outbox_entries;
+		DROP TRIGGER IF EXISTS labelprinter_outbox_counted_delete ON labelprinter_outbox_entries;
+		DROP TRIGGER IF EXISTS labelprinter_outbox_count_insert ON labelprinter_outbox_entries;
+		DROP TRIGGER IF EXISTS labelprinter_outbox_count_update ON labelprinter_outbox_entries;
+		DROP TRIGGER IF EXISTS labelprinter_outbox_count_delete ON labelprinter_outbox_entries;
+		CREATE OR REPLACE FUNCTION labelprinter_outbox_count() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+		CREATE TRIGGER labelprinter_outbox_count_insert AFTER INSERT ON labelprinter_outbox_entries
+			REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION labelprinter_outbox_count();
+		CREATE TRIGGER labelprinter_outbox_count_update AFTER UPDATE ON labelprinter_outbox_entries
+			REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION labelprinter_outbox_count();
+		CREATE TRIGGER labelprinter_outbox_count_delete AFTER DELETE ON labelprinter_outbox_entries
+			REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION labelprinter_outbox_count();
+		INSERT INTO labelprinter_outbox_entries (queue, id, printer, kind, expire_after, state, error, pruned)
+			SELECT 'q', 'e' || i, 'p1', 'deselect', 1, (ARRAY['pending', 'sent', 'expired', 'unknown'])[i % 4 + 1], '',
+				CASE WHEN i % 10 = 0 THEN now() END
+			FROM generate_series(1, 40) AS i;
+		INSERT INTO labelprinter_outbox_counts VALUES ('q', 'p1', 'rejected', 999)`)
+	ob := openPG(t, dsn, "q", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var left []string
+	rows, err := conn.Query(ctx, `SELECT tgname FROM pg_trigger WHERE tgrelid = 'labelprinter_outbox_entries'::regclass
+		AND NOT tgisinternal AND tgtype & 1 = 0 ORDER BY tgname`)
+	if err == nil {
+		left, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || len(left) > 0 {
+		t.Errorf("statement triggers left on the entries after the open: %v (%v)", left, err)
+	}
+	for _, step := range []string{"the open", "a cancel"} {
+		if step == "a cancel" {
+			if err := ob.Cancel("e4"); err != nil { // pending
+				t.Fatal(err)
+			}
+		}
+		got, err := ob.Counts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := countAll(t, conn, "q"); !maps.EqualFunc(got, want, maps.Equal) || (step == "a cancel") != (got["p1"][Cancelled] == 1) {
+			t.Errorf("after %s: Counts() of tables with statement triggers = %v, want %v", step, got, want)
+		}
+	}
+}
