@@ -134,6 +134,15 @@ func (b *Bridge) abortOnce(ctx context.Context, p *printer, cmd command, rep rep
 			}
 			b.log.Error("the bridge lease ended while an abortPrint was being sent; it is not sent again",
 				"id", cmd.id, "printer", p.name, "requests", begun, "written", written, "last_request", last.String(), "err", err)
+			// Its failure is not the abortPrint's outcome (the request may have been written),
+			// and a result would have the command acknowledged: the broker would not give it
+			// to the next bridge, which answers it unknown from the shared ledger. done is
+			// never closed, so the command stays unacknowledged.
+			b.mu.Lock()
+			delete(b.aborting, p)
+			b.mu.Unlock()
+			close(answered)
+			return
 		}
 		if len(resp) > 0 {
 			res.Response = resp

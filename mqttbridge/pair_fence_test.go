@@ -197,6 +197,14 @@ func testPairFencedAbortPrint(t *testing.T, bk testBroker, dsn string) {
 	} else if got := attrs(line, "requests", "written", "last_request"); got != "1 1 written" {
 		t.Errorf("the fenced bridge logged requests, written, last_request = %s; want 1 1 written", got)
 	}
+	// The fenced bridge answers nothing: a result (failed, with the lease's error) would say
+	// less than unknown, and had the command acknowledged, so that the broker could keep it
+	// from the standby.
+	for _, r := range w.results(resultTopic("p1")) {
+		if r.ID == "a0001" && r.State != StateDuplicate {
+			t.Errorf("the abortPrint was answered %s (%s); want only the standby's duplicate", r.State, r.Error)
+		}
+	}
 	if n := ap.Sim.QueueLength("p1"); n != 3 {
 		t.Errorf("the printer's queue holds %d jobs after the partition healed, want 3: the fenced bridge's abortPrint went out late", n)
 	}
