@@ -10,28 +10,18 @@ import (
 // This file holds Counts of a queue in PostgreSQL, which reads no settled history: the open
 // entries (pending, sending, unknown) are counted through their partial index, and the final
 // ones (sent, rejected, expired, cancelled, not pruned) are kept counted in a table of their
-// own, by printer and state, by row triggers on the entries, whichever version of the outbox
-// (or person) wrote them, and whatever its session's search_path.
-//
-// A trigger per row whose WHEN condition names the rows that move a count, so that the
-// statements of the hot path pay nothing: a new entry is pending, a claim moves pending to
-// sending and an acknowledgement changes neither state nor pruning, and for them PostgreSQL
-// evaluates the condition and calls no function and builds no transition table (statement
-// triggers did both for every statement). An outcome moves one count, once.
-//
-// Deadlocks: a row's count moves when its statement ends, after the statement has locked
-// every entry it changes. An outcome or a cancel moves one count row and locks nothing else
-// after it. Two statements that each move several count rows (two Prunes of one queue) would
-// have to change disjoint entries of the same printers and states at once; a Prune locks the
-// final unpruned entries older than its cut-off, so two Prunes of one queue want the same
-// entries and the second waits for the first's commit, then finds them pruned. Expiring
-// entries moves them one lane at a time. Were it ever to happen, PostgreSQL breaks the cycle
-// by failing one statement: no count is wrong, the caller gets an error.
+// own, by printer and state, by triggers of every statement that adds, changes or removes
+// entries, whichever version of the outbox (or person) wrote it, and whatever its session's
+// search_path. A trigger per statement, not per row: a Prune of many entries moves each count
+// once, and the counts in one order, so that two statements moving the same counts wait for
+// each other rather than deadlock. Entries turn final one at a time per printer (its lane's
+// holder delivers them), so the count rows are not where concurrent writes wait for each
+// other; new entries, pending, touch none.
 
 // pgCountsTable is the table of final counts, the function of its triggers and the triggers,
 // with %s for the schema of the entries: the function reads and writes the tables of that
-// schema whatever the search_path of the session whose statement it follows. The statement
-// triggers of the version before are dropped.
+// schema whatever the search_path of the session whose statement it follows, in statements
+// planned once per session.
 const pgCountsTable = `CREATE TABLE IF NOT EXISTS labelprinter_outbox_counts (
 	queue text NOT NULL,
 	printer text NOT NULL,
@@ -39,52 +29,49 @@ const pgCountsTable = `CREATE TABLE IF NOT EXISTS labelprinter_outbox_counts (
 	n bigint NOT NULL,
 	PRIMARY KEY (queue, printer, state)
 );
-DROP TRIGGER IF EXISTS labelprinter_outbox_count_insert ON labelprinter_outbox_entries;
-DROP TRIGGER IF EXISTS labelprinter_outbox_count_update ON labelprinter_outbox_entries;
-DROP TRIGGER IF EXISTS labelprinter_outbox_count_delete ON labelprinter_outbox_entries;
-DROP FUNCTION IF EXISTS labelprinter_outbox_count();
-CREATE OR REPLACE FUNCTION labelprinter_outbox_count_row() RETURNS trigger LANGUAGE plpgsql SET search_path = %s AS $$
+CREATE OR REPLACE FUNCTION labelprinter_outbox_count() RETURNS trigger LANGUAGE plpgsql SET search_path = %s AS $$
 BEGIN
-	IF TG_OP <> 'INSERT' AND ` + pgOldCounted + ` THEN
-		INSERT INTO labelprinter_outbox_counts AS c (queue, printer, state, n) VALUES (OLD.queue, OLD.printer, OLD.state, -1)
-			ON CONFLICT (queue, printer, state) DO UPDATE SET n = c.n - 1;
-	END IF;
-	IF TG_OP <> 'DELETE' AND ` + pgNewCounted + ` THEN
-		INSERT INTO labelprinter_outbox_counts AS c (queue, printer, state, n) VALUES (NEW.queue, NEW.printer, NEW.state, 1)
-			ON CONFLICT (queue, printer, state) DO UPDATE SET n = c.n + 1;
+	IF TG_OP = 'INSERT' THEN
+		INSERT INTO labelprinter_outbox_counts AS c (queue, printer, state, n)
+			SELECT queue, printer, state, count(*) FROM new_rows WHERE ` + pgFinalUnpruned + `
+			GROUP BY queue, printer, state ORDER BY queue, printer, state
+			ON CONFLICT (queue, printer, state) DO UPDATE SET n = c.n + EXCLUDED.n;
+	ELSIF TG_OP = 'DELETE' THEN
+		INSERT INTO labelprinter_outbox_counts AS c (queue, printer, state, n)
+			SELECT queue, printer, state, -count(*) FROM old_rows WHERE ` + pgFinalUnpruned + `
+			GROUP BY queue, printer, state ORDER BY queue, printer, state
+			ON CONFLICT (queue, printer, state) DO UPDATE SET n = c.n + EXCLUDED.n;
+	ELSE
+		INSERT INTO labelprinter_outbox_counts AS c (queue, printer, state, n)
+			SELECT queue, printer, state, sum(d) FROM (
+				SELECT queue, printer, state, 1 AS d FROM new_rows WHERE ` + pgFinalUnpruned + `
+				UNION ALL SELECT queue, printer, state, -1 FROM old_rows WHERE ` + pgFinalUnpruned + `) AS m
+			GROUP BY queue, printer, state HAVING sum(d) <> 0 ORDER BY queue, printer, state
+			ON CONFLICT (queue, printer, state) DO UPDATE SET n = c.n + EXCLUDED.n;
 	END IF;
 	RETURN NULL;
 END
 $$;
-DROP TRIGGER IF EXISTS labelprinter_outbox_counted_insert ON labelprinter_outbox_entries;
-CREATE TRIGGER labelprinter_outbox_counted_insert AFTER INSERT ON labelprinter_outbox_entries
-	FOR EACH ROW WHEN (` + pgNewCounted + `) EXECUTE FUNCTION labelprinter_outbox_count_row();
-DROP TRIGGER IF EXISTS labelprinter_outbox_counted_update ON labelprinter_outbox_entries;
-CREATE TRIGGER labelprinter_outbox_counted_update AFTER UPDATE ON labelprinter_outbox_entries
-	FOR EACH ROW WHEN ((` + pgOldCounted + ` OR ` + pgNewCounted + `)
-		AND (OLD.queue, OLD.printer, OLD.state, OLD.pruned IS NULL) IS DISTINCT FROM (NEW.queue, NEW.printer, NEW.state, NEW.pruned IS NULL))
-	EXECUTE FUNCTION labelprinter_outbox_count_row();
-DROP TRIGGER IF EXISTS labelprinter_outbox_counted_delete ON labelprinter_outbox_entries;
-CREATE TRIGGER labelprinter_outbox_counted_delete AFTER DELETE ON labelprinter_outbox_entries
-	FOR EACH ROW WHEN (` + pgOldCounted + `) EXECUTE FUNCTION labelprinter_outbox_count_row()`
+DROP TRIGGER IF EXISTS labelprinter_outbox_count_insert ON labelprinter_outbox_entries;
+CREATE TRIGGER labelprinter_outbox_count_insert AFTER INSERT ON labelprinter_outbox_entries
+	REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION labelprinter_outbox_count();
+DROP TRIGGER IF EXISTS labelprinter_outbox_count_update ON labelprinter_outbox_entries;
+CREATE TRIGGER labelprinter_outbox_count_update AFTER UPDATE ON labelprinter_outbox_entries
+	REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION labelprinter_outbox_count();
+DROP TRIGGER IF EXISTS labelprinter_outbox_count_delete ON labelprinter_outbox_entries;
+CREATE TRIGGER labelprinter_outbox_count_delete AFTER DELETE ON labelprinter_outbox_entries
+	REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION labelprinter_outbox_count()`
 
-// pgFinalUnpruned is the condition of an entry the table counts; pgOldCounted and
-// pgNewCounted are the same of a trigger's old and new row.
-const (
-	pgFinalUnpruned = `state IN ('sent', 'rejected', 'expired', 'cancelled') AND pruned IS NULL`
-	pgOldCounted    = `(OLD.state IN ('sent', 'rejected', 'expired', 'cancelled') AND OLD.pruned IS NULL)`
-	pgNewCounted    = `(NEW.state IN ('sent', 'rejected', 'expired', 'cancelled') AND NEW.pruned IS NULL)`
-)
+// pgFinalUnpruned is the condition of an entry the table counts.
+const pgFinalUnpruned = `state IN ('sent', 'rejected', 'expired', 'cancelled') AND pruned IS NULL`
 
-// addCounts adds the table of final counts and its row triggers to tables made before them
-// (without counts, or with the statement triggers of the version before), and counts what is
-// there anew, once, while the entries are locked against writes (reads go on), so that no
-// change falls between the count and the triggers. The update trigger is looked for first,
-// so an open of tables that have it takes no lock.
+// addCounts adds the table of final counts and its triggers to tables made before them, and
+// counts what is there, once, while the entries are locked against writes (reads go on), so
+// that no change falls between the count and the triggers. It is looked for first, so an
+// open of tables that have it takes no lock.
 func (s *pgStore) addCounts(ctx context.Context) error {
 	var has bool
-	if err := s.db().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_trigger
-		WHERE tgrelid = 'labelprinter_outbox_entries'::regclass AND tgname = 'labelprinter_outbox_counted_update')`).Scan(&has); err != nil || has {
+	if err := s.db().QueryRow(ctx, `SELECT to_regclass('labelprinter_outbox_counts') IS NOT NULL`).Scan(&has); err != nil || has {
 		return err
 	}
 	return pgx.BeginTxFunc(ctx, s.db(), s.abandon.TxOptions(), func(tx pgx.Tx) error {
@@ -98,10 +85,9 @@ func (s *pgStore) addCounts(ctx context.Context) error {
 		}
 		for _, q := range []string{`LOCK TABLE labelprinter_outbox_entries IN SHARE ROW EXCLUSIVE MODE`,
 			fmt.Sprintf(pgCountsTable, pgx.Identifier{schema}.Sanitize()),
-			`DELETE FROM labelprinter_outbox_counts`,
 			`INSERT INTO labelprinter_outbox_counts (queue, printer, state, n)
 				SELECT queue, printer, state, count(*) FROM labelprinter_outbox_entries WHERE ` + pgFinalUnpruned + `
-				GROUP BY queue, printer, state`} {
+				GROUP BY queue, printer, state ON CONFLICT DO NOTHING`} {
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return err
 			}
