@@ -23,9 +23,10 @@ type heldCommand struct {
 	ctx context.Context
 	cl  *paho.Client // the connection it came on: its Done is closed once that is gone
 	pb  *paho.Publish
-	// origin is where its results go besides P/result: a Sparkplug command's device
-	// (sparkplugcommands.go); empty for the bridge's own topics.
-	origin reply
+	// spb is the Sparkplug device a command came to, whose Command/LastResult its results go
+	// to besides P/result (sparkplugcommands.go); nil for the bridge's own topics. A pointer,
+	// not a reply: a flood's queue holds thousands of these.
+	spb *printer
 }
 
 // commandPrinter is the printer a command's topic names, or nil (its command is answered
@@ -85,7 +86,7 @@ func (b *Bridge) work(p *printer) {
 		select {
 		case <-c.cl.Done():
 		default:
-			b.execute(c.ctx, c.cl, c.pb, c.origin)
+			b.execute(c.ctx, c.cl, c.pb, reply{spb: c.spb})
 		}
 		b.executing.Done()
 	}

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/labelprinter/go-labelprinter/printersim"
 )
@@ -107,5 +108,14 @@ func TestOnePrinterHoldsUpNoOther(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // a second printJob would show by now
 	if n, m := pl.printed("x1"), pl.printed("y1"); n != 1 || m != 1 {
 		t.Errorf("x1 reached p1 %d times, y1 p2 %d times; want once each", n, m)
+	}
+}
+
+// TestHeldCommandSize: a command waiting for its turn takes 40 bytes of its printer's queue
+// (80 before, with a whole reply for the Sparkplug device alone), which a flood fills with
+// thousands.
+func TestHeldCommandSize(t *testing.T) {
+	if n := unsafe.Sizeof(heldCommand{}); n > 40 {
+		t.Errorf("a queued command takes %d bytes of the queue, want at most 40", n)
 	}
 }

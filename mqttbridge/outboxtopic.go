@@ -164,39 +164,95 @@ func (v *outboxView) count(remote string, st outbox.State) int {
 	return v.settled[remote][st] + v.opened[remote][st]
 }
 
-// snapshot is the P/outbox payload of printer remote at now.
+// snapshot is the P/outbox payload of printer remote at now. It keeps the oldest
+// outboxListMax entries of each listed state as it walks the open ones, not a list of them
+// all: under a flood of 10,000 commands that list was 640 KB, made five times a second.
 func (v *outboxView) snapshot(remote string, now time.Time) []byte {
-	s := OutboxState{Counts: map[string]int{}, Unknown: []OutboxEntry{}, Pending: []OutboxEntry{}, Time: now}
+	s := OutboxState{Counts: map[string]int{}, Time: now}
 	for st, n := range v.counts(remote) {
 		s.Counts[string(st)] = n
 	}
+	var unknown, pending oldestList
 	for _, e := range v.open[remote] {
-		oe := OutboxEntry{ID: e.id, Since: e.since, AgeSeconds: int64(now.Sub(e.since) / time.Second), Attempts: e.attempts}
 		switch e.state {
 		case outbox.Unknown:
-			s.Unknown = append(s.Unknown, oe)
+			unknown.add(e)
 		case outbox.Pending:
-			s.Pending = append(s.Pending, oe)
+			pending.add(e)
 		}
 	}
-	s.Unknown, s.UnknownMore = oldest(s.Unknown)
-	s.Pending, s.PendingMore = oldest(s.Pending)
+	s.Unknown, s.UnknownMore = unknown.list(now)
+	s.Pending, s.PendingMore = pending.list(now)
 	b, _ := json.Marshal(s) // maps, strings and times: nothing that fails
 	return b
 }
 
-// oldest keeps the outboxListMax longest-waiting entries and counts the others.
-func oldest(es []OutboxEntry) ([]OutboxEntry, int) {
-	sort.Slice(es, func(i, j int) bool {
-		if !es[i].Since.Equal(es[j].Since) {
-			return es[i].Since.Before(es[j].Since)
-		}
-		return es[i].ID < es[j].ID
-	})
-	if len(es) <= outboxListMax {
-		return es, 0
+// oldestList keeps the outboxListMax longest-waiting entries added to it and counts the others.
+// kept is a heap whose root is the entry that waited least of those kept, the first to go.
+type oldestList struct {
+	kept []openEntry
+	n    int
+}
+
+// waitedLonger orders entries by how long they waited, then by id.
+func waitedLonger(a, b openEntry) bool {
+	if !a.since.Equal(b.since) {
+		return a.since.Before(b.since)
 	}
-	return es[:outboxListMax], len(es) - outboxListMax
+	return a.id < b.id
+}
+
+func (l *oldestList) add(e openEntry) {
+	l.n++
+	if len(l.kept) < outboxListMax {
+		l.kept = append(l.kept, e)
+		l.up(len(l.kept) - 1)
+		return
+	}
+	if !waitedLonger(e, l.kept[0]) {
+		return
+	}
+	l.kept[0] = e
+	l.down(0)
+}
+
+// up and down keep the heap: a parent waited less than its children.
+func (l *oldestList) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !waitedLonger(l.kept[parent], l.kept[i]) {
+			return
+		}
+		l.kept[parent], l.kept[i] = l.kept[i], l.kept[parent]
+		i = parent
+	}
+}
+
+func (l *oldestList) down(i int) {
+	for {
+		least := i
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(l.kept) && waitedLonger(l.kept[least], l.kept[c]) {
+				least = c
+			}
+		}
+		if least == i {
+			return
+		}
+		l.kept[least], l.kept[i] = l.kept[i], l.kept[least]
+		i = least
+	}
+}
+
+// list is the entries kept, the longest waiting first, as P/outbox shows them at now, and the
+// count of the others.
+func (l *oldestList) list(now time.Time) ([]OutboxEntry, int) {
+	sort.Slice(l.kept, func(i, j int) bool { return waitedLonger(l.kept[i], l.kept[j]) })
+	es := make([]OutboxEntry, 0, len(l.kept))
+	for _, e := range l.kept {
+		es = append(es, OutboxEntry{ID: e.id, Since: e.since, AgeSeconds: int64(now.Sub(e.since) / time.Second), Attempts: e.attempts})
+	}
+	return es, l.n - len(l.kept)
 }
 
 // outboxChanged follows a committed change of ctl's outbox: an entry that became unknown is

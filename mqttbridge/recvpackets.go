@@ -77,9 +77,11 @@ func (s *recvSession) release(pb *paho.Publish) {
 // keepCommand is the copy of pb a command keeps while it waits for its turn, the buffers paho
 // read it into left behind: paho reads a 1 KiB Correlation Data or Response Topic into a buffer
 // of 2.5 KiB, and a payload into one up to twice its size. A Response Topic is kept once for
-// all the commands that name it (most callers name one topic for all their answers).
+// all the commands that name it (most callers name one topic for all their answers), and so is
+// the command's topic (a printer's, one per kind of command).
 func keepCommand(pb *paho.Publish) *paho.Publish {
 	c := *pb
+	c.Topic = unique.Make(pb.Topic).Value()
 	c.Payload = bytes.Clone(pb.Payload)
 	if pb.Properties != nil {
 		props := *pb.Properties

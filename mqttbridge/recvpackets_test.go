@@ -70,10 +70,10 @@ func TestRecvSessionCutPacketsShareProperties(t *testing.T) {
 }
 
 // TestKeepCommandCopies: the command a worker keeps shares no buffer with the packet paho
-// read, and names a Response Topic by one copy for all the commands naming it.
+// read, and names its topic and a Response Topic by one copy for all the commands naming them.
 func TestKeepCommandCopies(t *testing.T) {
 	in := func() *paho.Publish {
-		p := paho.PublishFromPacketPublish(&packets.Publish{PacketID: 3, QoS: 1, Duplicate: true, Topic: "lp/line1/command/printJob",
+		p := paho.PublishFromPacketPublish(&packets.Publish{PacketID: 3, QoS: 1, Duplicate: true, Topic: string([]byte("lp/line1/command/printJob")),
 			Payload: append(make([]byte, 0, 64), `{"id":"a"}`...),
 			Properties: &packets.Properties{ResponseTopic: string([]byte("mes/replies")),
 				CorrelationData: append(make([]byte, 0, 64), "corr"...)}})
@@ -89,6 +89,9 @@ func TestKeepCommandCopies(t *testing.T) {
 	}
 	if ka.Properties.ResponseTopic != "mes/replies" || !sameString(ka.Properties.ResponseTopic, kb.Properties.ResponseTopic) {
 		t.Errorf("two commands naming one Response Topic keep two copies of it")
+	}
+	if !sameString(ka.Topic, kb.Topic) {
+		t.Errorf("two commands on one topic keep two copies of it")
 	}
 	if !ka.Duplicate() || ka.PacketID != 3 || ka.QoS != 1 || ka.Topic != a.Topic || string(ka.Payload) != `{"id":"a"}` {
 		t.Errorf("the copy lost a field: %+v", ka)

@@ -94,7 +94,7 @@ func (n *spbNode) deviceCommand(cl *paho.Client, pb *paho.Publish) {
 			continue
 		}
 		synth := &paho.Publish{Topic: printerTopic(n.b.cfg.TopicPrefix, d.p.name, topicCmd+"/"+cmd), Payload: payload}
-		n.b.queue(d.p, heldCommand{ctx: n.cmdCtx, cl: cl, pb: synth, origin: reply{spb: d.p}})
+		n.b.queue(d.p, heldCommand{ctx: n.cmdCtx, cl: cl, pb: synth, spb: d.p})
 	}
 }
 
