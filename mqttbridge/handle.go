@@ -230,6 +230,14 @@ func (b *Bridge) result(topic string, rep reply, r Result) chan struct{} {
 // publishResult is result, with sent called once the broker took the message on topic.
 func (b *Bridge) publishResult(topic string, rep reply, r Result, sent func()) chan struct{} {
 	done := make(chan struct{})
+	b.publishResultTo(topic, rep, r, sent, done)
+	return done
+}
+
+// publishResultTo is publishResult closing done, a channel of the caller's: a command's queued
+// result closes the channel its acknowledgement waits on, with no goroutine between them (a
+// flood had thousands waiting).
+func (b *Bridge) publishResultTo(topic string, rep reply, r Result, sent func(), done chan struct{}) {
 	payload := r.encode()
 	b.met.result(r)
 	if rep.spb != nil && b.spb != nil {
@@ -241,7 +249,6 @@ func (b *Bridge) publishResult(topic string, rep reply, r Result, sent func()) c
 	} else {
 		b.pub.push(&message{topic: topic, payload: payload, done: done, sent: sent})
 	}
-	return done
 }
 
 // await waits until done is closed, or the bridge stops, or the connection the command came
@@ -293,12 +300,7 @@ func (b *Bridge) entryChanged(ctl *controller, e outbox.Entry) {
 	switch {
 	case e.State == outbox.Pending && w != nil:
 		b.crashPoint(entryKindName(e), crashAfterCommit)
-		r := entryResult(e)
-		done := b.result(p.topic(topicResult), rep, r)
-		go func() {
-			<-done
-			close(w.done)
-		}()
+		b.publishResultTo(p.topic(topicResult), rep, entryResult(e), nil, w.done)
 	case reported(e.State):
 		b.report(ctl, p, rep, e)
 	}

@@ -166,7 +166,7 @@ func (v *outboxView) count(remote string, st outbox.State) int {
 
 // snapshot is the P/outbox payload of printer remote at now. It keeps the oldest
 // outboxListMax entries of each listed state as it walks the open ones, not a list of them
-// all: under a flood of 10,000 commands that list was 640 KB, made five times a second.
+// all: among 10,000 open entries that list and its sort allocated 1.6 MB, five times a second.
 func (v *outboxView) snapshot(remote string, now time.Time) []byte {
 	s := OutboxState{Counts: map[string]int{}, Time: now}
 	for st, n := range v.counts(remote) {
@@ -231,10 +231,11 @@ func (l *oldestList) up(i int) {
 func (l *oldestList) down(i int) {
 	for {
 		least := i
-		for _, c := range []int{2*i + 1, 2*i + 2} {
-			if c < len(l.kept) && waitedLonger(l.kept[least], l.kept[c]) {
-				least = c
-			}
+		if c := 2*i + 1; c < len(l.kept) && waitedLonger(l.kept[least], l.kept[c]) {
+			least = c
+		}
+		if c := 2*i + 2; c < len(l.kept) && waitedLonger(l.kept[least], l.kept[c]) {
+			least = c
 		}
 		if least == i {
 			return
