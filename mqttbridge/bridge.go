@@ -410,6 +410,15 @@ func (b *Bridge) bridge(ctx context.Context) error {
 	defer takenOver()
 	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConn()
+	// stopTakenOver stops the bridge for a session taken over, once: OnConnectionDown and
+	// OnServerDisconnect both may find it, in either order.
+	stopTakenOver := func(err error) {
+		if b.taken.CompareAndSwap(nil, &err) {
+			b.log.Error("the broker session was taken over; stopping, not reconnecting",
+				"client_id", b.cfg.Broker.ClientID, "err", err)
+		}
+		takenOver()
+	}
 	zero := uint32(0)
 	// down is closed once the connection that is up is gone. autopaho calls OnConnectionUp and
 	// OnConnectionDown one after the other on one goroutine, after the connection's paho client
@@ -462,11 +471,10 @@ func (b *Bridge) bridge(ctx context.Context) error {
 			up.Store(false)
 			b.met.connected.Store(false)
 			close(down)
-			if err := b.takeover.down(time.Now()); err != nil {
-				b.log.Error("the broker session was taken over; stopping, not reconnecting",
-					"client_id", b.cfg.Broker.ClientID, "err", err)
-				b.taken.Store(&err)
-				takenOver()
+			now := time.Now()
+			b.takeover.awaitReason(takeoverReasonWait)
+			if err := b.takeover.down(now); err != nil {
+				stopTakenOver(err)
 				return false
 			}
 			b.log.Warn("connection to the broker lost; reconnecting")
@@ -483,6 +491,11 @@ func (b *Bridge) bridge(ctx context.Context) error {
 			OnClientError: func(error) { b.connectionLost() },
 			OnServerDisconnect: func(d *paho.Disconnect) {
 				b.takeover.serverDisconnect(d.ReasonCode)
+				if d.ReasonCode == reasonSessionTakenOver {
+					// This report may come after OnConnectionDown has already let the
+					// connection go as an outage: it stops the bridge itself.
+					stopTakenOver(b.takeover.saidTakenOver())
+				}
 				b.connectionLost()
 			},
 			// Counts each message's tries, so one the broker disconnects over is dropped.
