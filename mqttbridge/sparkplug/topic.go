@@ -50,6 +50,10 @@ func ParseTopic(s string) (Topic, error) {
 	}
 	t := Topic{Namespace: Namespace, GroupID: parts[1], MessageType: parts[2], EdgeNodeID: parts[3]}
 	if len(parts) == 5 {
+		if parts[4] == "" {
+			// "…/NBIRTH/node/" would parse as the node's topic and print without its slash.
+			return Topic{}, fmt.Errorf("sparkplug: topic %q ends with an empty device id", s)
+		}
 		t.DeviceID = parts[4]
 	}
 	if err := t.Validate(); err != nil {
